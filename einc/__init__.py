@@ -1,0 +1,13 @@
+"""einc: an einsum compiler.
+
+``einc.einsum`` gives numpy.einsum's answers, computed by kernels generated for each
+contraction's modes, strides and dtypes (LLVM IR JIT-compiled with llvmlite on the CPU).
+"""
+from .api import ContractExpression, contract_expression, contract_path, einsum
+from .errors import (EincCompileError, EincError, EincShapeError, EincSpecError,
+                     EincSyntaxError, EincTypeError, EincValueError)
+
+__version__ = "0.1.0"
+__all__ = ["einsum", "contract_path", "contract_expression", "ContractExpression",
+           "EincError", "EincSyntaxError", "EincSpecError", "EincShapeError", "EincTypeError",
+           "EincValueError", "EincCompileError", "__version__"]

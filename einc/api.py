@@ -1,0 +1,260 @@
+"""The public entry points: einsum, contract_path, contract_expression."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .bind import bind
+from .dtypes import check_supported
+from .errors import EincError, EincTypeError, EincValueError, EincShapeError, EincSpecError
+from .execute import Executable
+from .parse import parse, parse_sublists
+from .path import contraction_path, normalize_optimize
+from .plan import plan as make_plan, row_major
+
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+ORDERS = ("C", "F", "A", "K")
+BACKENDS = ("auto", "cpu")
+
+
+class _LRU:
+    """A bounded, thread-safe map from a call's signature to its Executable."""
+
+    def __init__(self, size=1024):
+        self.size, self.data, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key):
+        try:
+            return self.data[key]
+        except KeyError:
+            return None
+
+    def put(self, key, value):
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+
+
+_EXECUTABLES = _LRU()
+
+
+def _operand(x, i) -> np.ndarray:
+    if type(x) is not np.ndarray:
+        try:
+            x = np.asarray(x)
+        except (ValueError, TypeError) as e:
+            raise EincTypeError(f"operand {i} cannot be converted to an array: {e}") from e
+    check_supported(x.dtype, f"operand {i}")
+    if any(s % x.itemsize for s in x.strides):  # strides must be whole elements
+        x = np.ascontiguousarray(x)
+    return x
+
+
+def _split_args(operands):
+    if not operands:
+        raise EincSpecError("einsum needs subscripts and at least one operand")
+    if isinstance(operands[0], str):
+        spec = parse(operands[0])
+        arrays = operands[1:]
+    else:
+        spec, arrays = parse_sublists(tuple(operands))
+    if not arrays:
+        raise EincSpecError("einsum needs at least one operand")
+    return spec, arrays
+
+
+def _hashable(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return repr(x)
+
+
+def _result_dtype(dtypes, dtype, casting):
+    if casting not in CASTINGS:
+        raise EincValueError(f"casting={casting!r}: use one of {', '.join(CASTINGS)}")
+    if dtype is None:
+        return np.result_type(*dtypes)
+    res = check_supported(dtype, "dtype=")
+    for i, d in enumerate(dtypes):
+        if not np.can_cast(d, res, casting):
+            raise EincTypeError(f"operand {i} has dtype {d}, which cannot be cast to {res} "
+                                f"under casting={casting!r}")
+    return res
+
+
+def _out_layout(spec_shape, res, out, order, arrays, casting):
+    """(out_shape, out_dtype, element strides) of the array einsum will write."""
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise EincTypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+        if out.shape != spec_shape:
+            raise EincShapeError(f"out has shape {out.shape} but the result has shape {spec_shape}")
+        check_supported(out.dtype, "out")
+        if not np.can_cast(res, out.dtype, casting):
+            raise EincTypeError(f"the result dtype {res} cannot be cast to out's dtype {out.dtype} "
+                                f"under casting={casting!r}")
+        if not out.flags.writeable:
+            raise EincValueError("out is read-only")
+        if any(s % out.itemsize for s in out.strides):
+            raise EincValueError("out has strides that are not whole elements")
+        return out.dtype, tuple(s // out.itemsize for s in out.strides)
+    if order not in ORDERS:
+        raise EincValueError(f"order={order!r}: use one of {', '.join(ORDERS)}")
+    if order in ("A", "K"):
+        fortran = all(a.flags.f_contiguous and not a.flags.c_contiguous for a in arrays if a.ndim > 1)
+        fortran = fortran and any(a.ndim > 1 for a in arrays)
+        order = "F" if fortran else "C"
+    if order == "F":
+        return res, tuple(reversed(row_major(tuple(reversed(spec_shape)))))
+    return res, row_major(spec_shape)
+
+
+def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
+           compile=True):
+    bound = bind(spec, arrays)
+    res = _result_dtype(bound.dtypes, dtype, casting)
+    ext = dict(bound.extents)
+    shape = tuple(ext[l] for l in bound.output)
+    out_dtype, out_strides = _out_layout(shape, res, out, order, arrays, casting)
+    plan = make_plan(bound, out_strides, out_dtype, res, optimize, memory_limit, strategy)
+    if not compile:
+        return plan
+    ex = Executable(plan)
+    ex.out_order = "F" if (out is None and len(shape) > 1 and out_strides[0] == 1 and out_strides[-1] != 1) else "C"
+    return ex
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
+           memory_limit=None, backend="auto", strategy=None):
+    """numpy.einsum's answer, computed by kernels einc generates for this contraction.
+
+    Accepts everything numpy.einsum does (subscripts or sublist form, ``out``, ``dtype``,
+    ``order``, ``casting``, ``optimize``) plus a named-axis form, any number of operands
+    and labels, and reducing an ellipsis away (``i...->i`` sums the broadcast dimensions).
+    ``strategy`` forces a kernel family ("generic", "reduce", "gett") where it applies.
+
+    >>> import numpy as np, einc
+    >>> einc.einsum("ij,jk->ik", np.eye(2), np.arange(4.0).reshape(2, 2))
+    array([[0., 1.],
+           [2., 3.]])
+    """
+    if backend not in BACKENDS:
+        raise EincValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
+    spec, raw = _split_args(operands)
+    arrays = [_operand(x, i) for i, x in enumerate(raw)]
+    key = (spec, tuple((a.shape, a.strides, a.dtype.char) for a in arrays),
+           None if out is None else (out.shape, out.strides, out.dtype.char) if isinstance(out, np.ndarray) else id(out),
+           dtype if dtype is None else str(dtype), order, casting, _hashable(optimize),
+           _hashable(memory_limit), strategy)
+    ex = _EXECUTABLES.get(key)
+    if ex is None:
+        ex = _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy)
+        _EXECUTABLES.put(key, ex)
+    return _run(ex, arrays, out)
+
+
+def _run(ex, arrays, out):
+    if out is not None:
+        for i, a in enumerate(arrays):
+            if np.may_share_memory(out, a):
+                raise EincValueError(f"out overlaps operand {i}; pass a separate output array")
+        return ex(arrays, out)
+    result = np.empty(ex.plan.out_shape, dtype=ex.plan.out_dtype, order=ex.out_order)
+    ex(arrays, result)
+    return result[()] if result.ndim == 0 else result
+
+
+def contract_path(*operands, optimize="auto", memory_limit=None, shapes=False):
+    """``(path, info)`` as opt_einsum.contract_path gives, for einc's bound einsum.
+
+    >>> import einc
+    >>> path, info = einc.contract_path("ij,jk,kl->il", (2, 3), (3, 4), (4, 5), shapes=True)
+    >>> path
+    [(0, 1), (0, 1)]
+    """
+    spec, raw = _split_args(operands)
+    if shapes:
+        arrays = [np.lib.stride_tricks.as_strided(np.empty(1), tuple(s), (0,) * len(s)) for s in raw]
+    else:
+        arrays = [_operand(x, i) for i, x in enumerate(raw)]
+    return contraction_path(bind(spec, arrays), optimize, memory_limit)
+
+
+class ContractExpression:
+    """A contraction planned and compiled once for given shapes; call it with arrays.
+
+    >>> import numpy as np, einc
+    >>> expr = einc.contract_expression("ij,jk->ik", (8, 8), (8, 8))
+    >>> expr(np.eye(8), np.eye(8)).trace()
+    8.0
+    """
+
+    def __init__(self, subscripts, *shapes, dtype=None, optimize="auto", memory_limit=None,
+                 strategy=None):
+        self.subscripts = subscripts
+        self.shapes = tuple(tuple(int(n) for n in s) for s in shapes)
+        self.spec = parse(subscripts)
+        dts = dtype if isinstance(dtype, (list, tuple)) else [dtype or np.float64] * len(shapes)
+        self.dtypes = tuple(check_supported(d, f"dtype of operand {i}") for i, d in enumerate(dts))
+        self.options = dict(optimize=optimize, memory_limit=memory_limit, strategy=strategy)
+        normalize_optimize(optimize, memory_limit)
+        self._cache: dict = {}
+        proto = [np.empty(s, dtype=d) for s, d in zip(self.shapes, self.dtypes)]
+        self._executable(proto, None, None, "K", "safe")  # plan and compile now
+
+    def _executable(self, arrays, out, dtype, order, casting):
+        key = (tuple((a.strides, a.dtype.char) for a in arrays),
+               None if out is None else (out.strides, out.dtype.char), dtype, order, casting)
+        ex = self._cache.get(key)
+        if ex is None:
+            ex = _build(self.spec, arrays, out, dtype, order, casting, **self.options)
+            self._cache[key] = ex
+        return ex
+
+    def __call__(self, *arrays, out=None, dtype=None, order="K", casting="safe"):
+        arrays = [_operand(x, i) for i, x in enumerate(arrays)]
+        if len(arrays) != len(self.shapes):
+            raise EincSpecError(f"this expression takes {len(self.shapes)} operands, got {len(arrays)}")
+        for i, (a, s) in enumerate(zip(arrays, self.shapes)):
+            if a.shape != s:
+                raise EincShapeError(f"operand {i} has shape {a.shape} but the expression was "
+                                     f"built for {s}")
+        ex = self._executable(arrays, out, dtype, order, casting)
+        return _run(ex, arrays, out)
+
+    def __repr__(self):
+        return f"<einc.ContractExpression {self.subscripts!r} shapes={self.shapes}>"
+
+
+def contract_expression(subscripts, *shapes, dtype=None, optimize="auto", memory_limit=None,
+                        strategy=None) -> ContractExpression:
+    """A reusable compiled contraction for operands of ``shapes`` (see ContractExpression)."""
+    return ContractExpression(subscripts, *shapes, dtype=dtype, optimize=optimize,
+                              memory_limit=memory_limit, strategy=strategy)
+
+
+def plan_for(subscripts, shapes, dtype="float64", optimize="auto", memory_limit=None,
+             strategy=None, order="C"):
+    """The Plan einc would run for C-contiguous operands of ``shapes`` (no data needed).
+
+    >>> import einc.api
+    >>> p = einc.api.plan_for("ij,jk->ik", [(64, 32), (32, 16)], "float32")
+    >>> p.steps[0].strategy
+    'gett'
+    """
+    spec = parse(subscripts)
+    dts = dtype if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
+    arrays = []
+    for i, (s, d) in enumerate(zip(shapes, dts)):
+        d = check_supported(d, f"dtype of operand {i}")
+        strides = tuple(x * d.itemsize for x in row_major(tuple(s)))
+        arrays.append(np.lib.stride_tricks.as_strided(np.empty(1, d), tuple(s), strides))  # never read
+    if len(arrays) != len(spec.inputs):
+        raise EincSpecError(f"the subscripts name {len(spec.inputs)} operand(s) but "
+                            f"{len(arrays)} shapes were given")
+    return _build(spec, arrays, None, None, order, "safe", optimize, memory_limit, strategy, compile=False)

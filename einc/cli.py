@@ -1,0 +1,95 @@
+"""The `einc` command: explain, compile, demo, bench."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import EincError
+
+
+def parse_shapes(text: str):
+    """'64x32,32x16' -> [(64, 32), (32, 16)]; an empty item is a scalar: ',3' -> [(), (3,)]."""
+    shapes = []
+    for item in text.split(","):
+        item = item.strip()
+        shapes.append(tuple(int(x) for x in item.split("x")) if item else ())
+    return shapes
+
+
+def _plan(args):
+    from .api import plan_for
+    return plan_for(args.subscripts, parse_shapes(args.shapes), args.dtype, optimize=args.optimize,
+                    strategy=args.strategy)
+
+
+def cmd_explain(args):
+    from .explain import describe
+    print(describe(_plan(args)))
+
+
+def cmd_compile(args):
+    from .execute import kernel_source
+    plan = _plan(args)
+    if args.target != "llvm":
+        raise EincError(f"--target {args.target} is not available in this build (use llvm)")
+    chunks = []
+    for i, step in enumerate(plan.steps):
+        _, build = kernel_source(plan, step)
+        text, name = build()
+        chunks.append(f"; einc step {i}: {step.text}  strategy={step.strategy}  kernel={name}\n{text}")
+    out = "\n".join(chunks)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(out)
+    else:
+        print(out)
+
+
+def cmd_demo(args):
+    from .demo import run_demo
+    return run_demo()
+
+
+def cmd_bench(args):
+    sys.path.insert(0, ".")
+    from .bench import run_bench
+    return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)
+
+
+def main(argv=None):
+    """Entry point of the `einc` console script."""
+    p = argparse.ArgumentParser(prog="einc", description="einc: an einsum compiler")
+    p.add_argument("--version", action="version", version=f"einc {__import__('einc').__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name, fn, doc in (("explain", cmd_explain, "print the plan of an einsum"),
+                          ("compile", cmd_compile, "print the generated kernels")):
+        q = sub.add_parser(name, help=doc)
+        q.add_argument("subscripts")
+        q.add_argument("--shapes", required=True, help="e.g. 64x32x16,32x16x8")
+        q.add_argument("--dtype", default="float64")
+        q.add_argument("--optimize", default="auto")
+        q.add_argument("--strategy", default=None, choices=["generic", "reduce", "gett"])
+        if name == "compile":
+            q.add_argument("--target", default="llvm")
+            q.add_argument("-o", "--output")
+        q.set_defaults(fn=fn)
+    q = sub.add_parser("demo", help="run representative contractions against numpy")
+    q.set_defaults(fn=cmd_demo)
+    q = sub.add_parser("bench", help="benchmark einc against numpy and opt_einsum")
+    q.add_argument("--backend", default="cpu", choices=["cpu"])
+    q.add_argument("--suite", default="core")
+    q.add_argument("--repeat", type=int, default=5)
+    q.add_argument("--no-save", action="store_true")
+    q.set_defaults(fn=cmd_bench)
+    args = p.parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except EincError as e:
+        print(f"einc: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `einc compile ... | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Code generators: LLVM IR for the CPU, CUDA C for NVIDIA GPUs."""

@@ -1,0 +1,1 @@
+"""LLVM IR emitters (llvmlite.ir builders) for the CPU backend."""

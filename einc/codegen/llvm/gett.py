@@ -1,0 +1,498 @@
+"""A packed, cache-blocked GEMM kernel ("GETT") emitted as LLVM IR.
+
+GETT = GEMM-like tensor-tensor contraction.  The caller flattens each mode group of a
+binary contraction (batch, free modes of A, free modes of B, contracted modes) into a
+table of int64 element offsets, so this one kernel serves any layout: transposed,
+permuted, strided or negatively strided operands.  Only the dtype and the SIMD width
+are baked into the IR; every size is a run-time argument.
+
+The emitted function::
+
+    void f(T* C, const T* A, const T* B, const int64_t* dims, const int64_t* tab,
+           T* work, int64_t n0, int64_t n1);
+
+    dims = [NB, M, N, K]
+    tab  = bA[NB] bB[NB] bC[NB] mA[M] mC[M] nB[N] nC[N] kA[K] kB[K]   (concatenated)
+
+    for b < NB, m < M, n0 <= n < n1:
+        C[bC[b]+mC[m]+nC[n]] = sum_k A[bA[b]+mA[m]+kA[k]] * B[bB[b]+kB[k]+nB[n]]
+
+The result overwrites C (K == 0 writes zeros).  ``work`` is scratch of
+``gett_workspace_elems()`` elements, 64-byte aligned, one per thread; (n0, n1) lets
+callers split the columns across threads.
+
+Algorithm (the BLIS/Goto design)::
+
+    for jc in [n0, n1) step NC:              # B block of KC x NC lives in L3
+      for pc in [0, K) step KC:
+        pack B[pc:pc+KC, jc:jc+NC] -> NR-wide column panels (k-major, zero padded)
+        for ic in [0, M) step MC:            # A block of MC x KC lives in L2
+          pack A[ic:ic+MC, pc:pc+KC] -> MR-high row panels (k-major, zero padded)
+          for jr in [0, nc) step NR:         # one B micro-panel (KC x NR) stays in L1
+            for ir in [0, mc) step MR:
+              micro-kernel: MR x NR tile in registers, kc rank-1 updates
+              C tile  = tile   (first K block)   /   C tile += tile   (later K blocks)
+
+The micro-kernel keeps MR x (NR/W) vector accumulators in registers; each k step loads
+NR/W vectors of the packed B row, broadcasts MR packed A elements and issues
+MR*NR/W ``llvm.fmuladd`` (a fused multiply-add where the target has FMA).  With AVX2
+that is 6 x 2 ymm accumulators + 2 B vectors + 1 broadcast = 15 of 16 registers.
+
+Packing pads both panels with zeros: rows/columns past M/N so edge tiles run the same
+full-width kernel (only valid elements are written back), and k up to a multiple of the
+unroll factor KU so the k loop needs no remainder (0*0 adds nothing, and never makes a
+NaN since both padded factors are finite zeros).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from llvmlite import ir
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+
+WORK_ALIGN = 64  # bytes; the caller's workspace and each region in it
+
+
+# --------------------------------------------------------------------------------------
+# Parameters
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GettParams:
+    """Register tile and cache blocking for one (dtype, vector width)."""
+
+    dtype: str  # "f32" | "f64"
+    vector_bits: int
+    W: int  # lanes per vector
+    MR: int  # rows of the register tile (broadcast A elements)
+    NR: int  # columns of the register tile (a multiple of W)
+    KU: int  # k unroll of the micro-kernel; packed k is padded to a multiple of it
+    MC: int  # rows of the packed A block (multiple of MR): L2 resident
+    KC: int  # depth of the packed blocks (multiple of KU): a KC x NR B panel fits L1
+    NC: int  # columns of the packed B block (multiple of NR): L3 resident
+
+    @property
+    def elem_bytes(self) -> int:
+        return 4 if self.dtype == "f32" else 8
+
+    @property
+    def nvec(self) -> int:
+        return self.NR // self.W
+
+    def _round_region(self, elems: int) -> int:
+        per = WORK_ALIGN // self.elem_bytes
+        return -(-elems // per) * per
+
+    @property
+    def b_region(self) -> int:
+        return self._round_region(self.KC * self.NC)
+
+    @property
+    def a_region(self) -> int:
+        return self._round_region(self.MC * self.KC)
+
+    @property
+    def workspace_elems(self) -> int:
+        # packed B block | packed A block | one spilled register tile
+        return self.b_region + self.a_region + self._round_region(self.MR * self.NR)
+
+
+def _dtype_tag(dtype) -> str:
+    dt = np.dtype(dtype)
+    if dt == np.float32:
+        return "f32"
+    if dt == np.float64:
+        return "f64"
+    raise TypeError(f"gett supports float32 and float64, not {dt}")
+
+
+def gett_params(dtype, vector_bits: int, **override) -> GettParams:
+    """Default blocking for ``dtype`` at ``vector_bits`` (overrides are for tuning)."""
+    tag = _dtype_tag(dtype)
+    if vector_bits not in (128, 256, 512):
+        raise ValueError(f"vector_bits must be 128, 256 or 512, not {vector_bits}")
+    eb = 4 if tag == "f32" else 8
+    W = vector_bits // (8 * eb)
+    # Register tile: NR = 2 vectors.  16 vector registers (SSE/AVX2) hold 6x2
+    # accumulators + 2 B vectors + 1 broadcast; AVX-512's 32 registers hold 12x2.
+    NR = 2 * W
+    MR = 12 if vector_bits == 512 else 6
+    KU = 4
+    # KC: one packed B micro-panel (KC x NR) takes about half of a 32 KiB L1d, so it
+    # stays resident while the A micro-panels stream past it.
+    KC = max(128, min(512, (16 * 1024) // (NR * eb)))
+    # MC: the packed A block (MC x KC) uses roughly half of a 512 KiB L2.
+    MC = max(MR, ((256 * 1024) // (KC * eb)) // MR * MR)
+    # NC: the packed B block (KC x NC) is a few MiB: L3 resident, and wide enough that
+    # the A block is reused across many B micro-panels.
+    NC = 4096 // NR * NR
+    p = dict(dtype=tag, vector_bits=vector_bits, W=W, MR=MR, NR=NR, KU=KU,
+             MC=MC, KC=KC, NC=NC)
+    p.update(override)
+    prm = GettParams(**p)
+    assert prm.NR % prm.W == 0 and prm.MC % prm.MR == 0
+    assert prm.KC % prm.KU == 0 and prm.NC % prm.NR == 0
+    return prm
+
+
+def gett_function_name(dtype: np.dtype, vector_bits: int) -> str:
+    """Symbol of the kernel for ``dtype`` and ``vector_bits``."""
+    return f"einc_gett_{_dtype_tag(dtype)}_v{int(vector_bits)}"
+
+
+def gett_workspace_elems(dtype: np.dtype, vector_bits: int) -> int:
+    """Elements of (64-byte aligned) scratch one call needs (packed A and B blocks)."""
+    return gett_params(dtype, vector_bits).workspace_elems
+
+
+def emit_gett(dtype: np.dtype, vector_bits: int) -> tuple[str, str]:
+    """LLVM IR text of the GETT kernel and its function name."""
+    prm = gett_params(dtype, vector_bits)
+    return _emit(prm, gett_function_name(dtype, vector_bits))
+
+
+# --------------------------------------------------------------------------------------
+# IR helpers
+# --------------------------------------------------------------------------------------
+def i64(v: int) -> ir.Constant:
+    return ir.Constant(I64, v)
+
+
+class Loop:
+    """``for (i = start; i < stop; i += step)`` with optional loop-carried values.
+
+    Usage::
+
+        with Loop(b, start, stop, step, "k", carry=[x0]) as lp:
+            ... lp.index, lp.vars[0] ...
+            lp.next = [x1]              # values for the next iteration
+        lp.vars                         # the final values, valid after the loop
+    """
+
+    def __init__(self, b: ir.IRBuilder, start, stop, step=1, name="i", carry=()):
+        self.b = b
+        self.start = start if isinstance(start, ir.Value) else i64(start)
+        self.stop = stop if isinstance(stop, ir.Value) else i64(stop)
+        self.step = step if isinstance(step, ir.Value) else i64(step)
+        self.name = name
+        self.init = list(carry)
+
+    def __enter__(self):
+        b = self.b
+        pre = b.block
+        self.head = b.append_basic_block(f"{self.name}.head")
+        self.body = b.append_basic_block(f"{self.name}.body")
+        self.exit = b.append_basic_block(f"{self.name}.exit")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.index = b.phi(I64, self.name)
+        self.index.add_incoming(self.start, pre)
+        self.vars = []
+        for j, v in enumerate(self.init):
+            phi = b.phi(v.type, f"{self.name}.c{j}")
+            phi.add_incoming(v, pre)
+            self.vars.append(phi)
+        b.cbranch(b.icmp_signed("<", self.index, self.stop), self.body, self.exit)
+        b.position_at_end(self.body)
+        self.next = list(self.vars)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            return False
+        b = self.b
+        latch = b.block
+        nxt = b.add(self.index, self.step, name=f"{self.name}.next", flags=("nsw",))
+        self.index.add_incoming(nxt, latch)
+        assert len(self.next) == len(self.vars)
+        for phi, v in zip(self.vars, self.next):
+            phi.add_incoming(v, latch)
+        b.branch(self.head)
+        b.position_at_end(self.exit)
+        return False
+
+
+def smin(b, x, y):
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def smax(b, x, y):
+    return b.select(b.icmp_signed(">", x, y), x, y)
+
+
+# --------------------------------------------------------------------------------------
+# The kernel
+# --------------------------------------------------------------------------------------
+class _Emitter:
+    def __init__(self, prm: GettParams, name: str):
+        self.p = prm
+        self.T = ir.FloatType() if prm.dtype == "f32" else ir.DoubleType()
+        self.V = ir.VectorType(self.T, prm.W)
+        self.eb = prm.elem_bytes
+        self.vb = prm.W * prm.elem_bytes  # vector bytes: packed B rows are aligned to it
+        self.mod = ir.Module(name=name)
+        self.mod.triple = ""  # the JIT's target machine decides
+        fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR, PTR, PTR, I64, I64])
+        self.fn = ir.Function(self.mod, fnty, name=name)
+        self.fn.attributes.add("nounwind")
+        for a, nm in zip(self.fn.args, ("C", "A", "B", "dims", "tab", "work", "n0", "n1")):
+            a.name = nm
+        for a in self.fn.args[:6]:
+            # C is written, the rest only read; C aliases none of them.
+            a.add_attribute("noalias")
+        vname = f"v{prm.W}f{8 * self.eb}"
+        self.fmuladd = ir.Function(self.mod, ir.FunctionType(self.V, [self.V] * 3),
+                                   name=f"llvm.fmuladd.{vname}")
+        self.zero = ir.Constant(self.T, 0.0)
+        self.vzero = ir.Constant(self.V, None)
+
+    # --- memory helpers ---------------------------------------------------------------
+    def ptr(self, base, off, etype=None):
+        return self.b.gep(base, [off], source_etype=etype or self.T)
+
+    def ld(self, base, off, etype=None, align=None):
+        et = etype or self.T
+        return self.b.load(self.ptr(base, off, et), typ=et,
+                           align=align or (8 if et is I64 else self.eb))
+
+    def st(self, val, base, off, align=None):
+        self.b.store(val, self.ptr(base, off), align=align or self.eb)
+
+    def tab(self, base, idx):
+        return self.ld(base, idx, I64)
+
+    def vload(self, base, off, align):
+        return self.b.load(self.ptr(base, off), typ=self.V, align=align)
+
+    def vstore(self, val, base, off, align):
+        self.b.store(val, self.ptr(base, off), align=align)
+
+    # --- top level --------------------------------------------------------------------
+    def emit(self) -> str:
+        p = self.p
+        entry = self.fn.append_basic_block("entry")
+        b = self.b = ir.IRBuilder(entry)
+        C, A, B, dims, tab, work, n0, n1 = self.fn.args
+        self.C, self.A, self.B = C, A, B
+        NB, M, N, K = (self.ld(dims, i64(i), I64) for i in range(4))
+        NB.name, M.name, N.name, K.name = "NB", "M", "N", "K"
+
+        n0 = smax(b, n0, i64(0))
+        n1 = smin(b, n1, N)
+        empty = b.or_(b.icmp_signed("<=", NB, i64(0)), b.icmp_signed("<=", M, i64(0)))
+        empty = b.or_(empty, b.icmp_signed(">=", n0, n1))
+        with b.if_then(empty):
+            b.ret_void()
+
+        # Offsets tables.
+        bA = tab
+        bB = self.ptr(bA, NB, I64)
+        bC = self.ptr(bB, NB, I64)
+        mA = self.ptr(bC, NB, I64)
+        mC = self.ptr(mA, M, I64)
+        nB = self.ptr(mC, M, I64)
+        nC = self.ptr(nB, N, I64)
+        kA = self.ptr(nC, N, I64)
+        kB = self.ptr(kA, K, I64)
+        self.mA, self.mC, self.nB, self.nC, self.kA, self.kB = mA, mC, nB, nC, kA, kB
+
+        with b.if_then(b.icmp_signed("<=", K, i64(0))):
+            self.emit_zero_fill(NB, M, n0, n1, bC)
+            b.ret_void()
+
+        # Unit-stride columns of B and C (the common row-major case) take vector
+        # loads/stores; anything else goes through scalar gathers/scatters.
+        self.nB_unit = self.emit_unit_check(nB, n0, n1, "nBu")
+        self.nC_unit = self.emit_unit_check(nC, n0, n1, "nCu")
+
+        Bp = work
+        Ap = self.ptr(work, i64(p.b_region))
+        # The register tile spilled to memory, for edge tiles and scattered C.
+        self.tile = self.ptr(work, i64(p.b_region + p.a_region))
+
+        with Loop(b, 0, NB, 1, "b") as lb:
+            oA = self.tab(bA, lb.index)
+            oB = self.tab(bB, lb.index)
+            oC = self.tab(bC, lb.index)
+            with Loop(b, n0, n1, p.NC, "jc") as ljc:
+                jc = ljc.index
+                nc = smin(b, i64(p.NC), b.sub(n1, jc))
+                with Loop(b, 0, K, p.KC, "pc") as lpc:
+                    pc = lpc.index
+                    kc = smin(b, i64(p.KC), b.sub(K, pc))
+                    # k padded to a multiple of KU (a power of two).
+                    kcp = b.and_(b.add(kc, i64(p.KU - 1)), i64(-p.KU), name="kcp")
+                    first = b.icmp_signed("==", pc, i64(0), name="first")
+                    with Loop(b, 0, nc, p.NR, "pb") as lpb:
+                        jr = lpb.index
+                        nr = smin(b, i64(p.NR), b.sub(nc, jr))
+                        self.emit_pack_b(self.ptr(Bp, b.mul(jr, kcp)), oB,
+                                         b.add(jc, jr), nr, pc, kc, kcp)
+                    with Loop(b, 0, M, p.MC, "ic") as lic:
+                        ic = lic.index
+                        mc = smin(b, i64(p.MC), b.sub(M, ic))
+                        with Loop(b, 0, mc, p.MR, "pa") as lpa:
+                            ir_ = lpa.index
+                            mr = smin(b, i64(p.MR), b.sub(mc, ir_))
+                            self.emit_pack_a(self.ptr(Ap, b.mul(ir_, kcp)), oA,
+                                             b.add(ic, ir_), mr, pc, kc, kcp)
+                        self.emit_macro_kernel(Ap, Bp, oC, ic, mc, jc, nc, kcp, first)
+        b.ret_void()
+        return str(self.mod)
+
+    # --- pieces -----------------------------------------------------------------------
+    def emit_zero_fill(self, NB, M, n0, n1, bC):
+        """K == 0: the empty sum, so C = 0 over the whole output range."""
+        b = self.b
+        with Loop(b, 0, NB, 1, "zb") as lb:
+            oC = self.tab(bC, lb.index)
+            with Loop(b, 0, M, 1, "zm") as lm:
+                row = b.add(oC, self.tab(self.mC, lm.index))
+                with Loop(b, n0, n1, 1, "zn") as ln:
+                    self.st(self.zero, self.C, b.add(row, self.tab(self.nC, ln.index)))
+
+    def emit_unit_check(self, t, n0, n1, name):
+        """i1: t[j+1] == t[j] + 1 for all j in [n0, n1-1)."""
+        b = self.b
+        with Loop(b, n0, b.sub(n1, i64(1)), 1, name, carry=[ir.Constant(I1, 1)]) as lp:
+            j = lp.index
+            d = b.sub(self.tab(t, b.add(j, i64(1))), self.tab(t, j))
+            lp.next = [b.and_(lp.vars[0], b.icmp_signed("==", d, i64(1)))]
+        return lp.vars[0]
+
+    def emit_pack_b(self, dst, oB, n, nr, pc, kc, kcp):
+        """Pack B[pc:pc+kc, n:n+nr] into dst[k*NR + j], zero padded to kcp x NR."""
+        p, b = self.p, self.b
+        full = b.and_(b.icmp_signed("==", nr, i64(p.NR)), self.nB_unit)
+        with b.if_else(full) as (contiguous, scattered):
+            with contiguous:
+                # Row-major B: each packed row is NR contiguous elements.
+                nb0 = b.add(oB, self.tab(self.nB, n))
+                with Loop(b, 0, kc, 1, "pbk") as lk:
+                    k = lk.index
+                    src = b.add(nb0, self.tab(self.kB, b.add(pc, k)))
+                    drow = b.mul(k, i64(p.NR))
+                    for v in range(p.nvec):
+                        x = self.vload(self.B, b.add(src, i64(v * p.W)), self.eb)
+                        self.vstore(x, dst, b.add(drow, i64(v * p.W)), self.vb)
+            with scattered:
+                # Column by column: walks k, the contiguous direction of a transposed B.
+                with Loop(b, 0, nr, 1, "pbj") as lj:
+                    j = lj.index
+                    nbj = b.add(oB, self.tab(self.nB, b.add(n, j)))
+                    with Loop(b, 0, kc, 1, "pbjk") as lk:
+                        k = lk.index
+                        x = self.ld(self.B, b.add(nbj, self.tab(self.kB, b.add(pc, k))))
+                        self.st(x, dst, b.add(b.mul(k, i64(p.NR)), j))
+                with Loop(b, nr, p.NR, 1, "pbz") as lj:
+                    with Loop(b, 0, kc, 1, "pbzk") as lk:
+                        self.st(self.zero, dst, b.add(b.mul(lk.index, i64(p.NR)), lj.index))
+        with Loop(b, kc, kcp, 1, "pbt") as lk:
+            drow = b.mul(lk.index, i64(p.NR))
+            for v in range(p.nvec):
+                self.vstore(self.vzero, dst, b.add(drow, i64(v * p.W)), self.vb)
+
+    def emit_pack_a(self, dst, oA, m, mr, pc, kc, kcp):
+        """Pack A[m:m+mr, pc:pc+kc] into dst[k*MR + i], zero padded to kcp x MR."""
+        p, b = self.p, self.b
+        # Row by row: walks k, the contiguous direction of a row-major A.
+        with Loop(b, 0, mr, 1, "pai") as li:
+            i = li.index
+            mai = b.add(oA, self.tab(self.mA, b.add(m, i)))
+            with Loop(b, 0, kc, 1, "paik") as lk:
+                k = lk.index
+                x = self.ld(self.A, b.add(mai, self.tab(self.kA, b.add(pc, k))))
+                self.st(x, dst, b.add(b.mul(k, i64(p.MR)), i))
+        with Loop(b, mr, p.MR, 1, "paz") as li:
+            with Loop(b, 0, kc, 1, "pazk") as lk:
+                self.st(self.zero, dst, b.add(b.mul(lk.index, i64(p.MR)), li.index))
+        with Loop(b, kc, kcp, 1, "pat") as lk:
+            drow = b.mul(lk.index, i64(p.MR))
+            for i in range(p.MR):
+                self.st(self.zero, dst, b.add(drow, i64(i)))
+
+    def emit_macro_kernel(self, Ap, Bp, oC, ic, mc, jc, nc, kcp, first):
+        """All MR x NR tiles of the packed MC x NC block (B micro-panel outer: L1)."""
+        p, b = self.p, self.b
+        with Loop(b, 0, nc, p.NR, "jr") as ljr:
+            jr = ljr.index
+            nr = smin(b, i64(p.NR), b.sub(nc, jr))
+            bpanel = self.ptr(Bp, b.mul(jr, kcp))
+            with Loop(b, 0, mc, p.MR, "ir") as lir:
+                ir_ = lir.index
+                mr = smin(b, i64(p.MR), b.sub(mc, ir_))
+                apanel = self.ptr(Ap, b.mul(ir_, kcp))
+                acc = self.emit_micro_kernel(apanel, bpanel, kcp)
+                self.emit_store_tile(acc, oC, b.add(ic, ir_), mr, b.add(jc, jr), nr, first)
+
+    def emit_micro_kernel(self, ap0, bp0, kcp):
+        """MR x NR tile = sum over k < kcp of packed A column x packed B row.
+
+        Returns MR*nvec accumulator vectors, row-major (acc[i*nvec + v]).
+        """
+        p, b = self.p, self.b
+        nacc = p.MR * p.nvec
+        mask0 = ir.Constant(ir.VectorType(I32, p.W), [0] * p.W)
+        undef = ir.Constant(self.V, ir.Undefined)
+        carry = [ap0, bp0] + [self.vzero] * nacc
+        with Loop(b, 0, kcp, p.KU, "k", carry=carry) as lk:
+            ap, bp = lk.vars[0], lk.vars[1]
+            acc = list(lk.vars[2:])
+            for u in range(p.KU):
+                bv = [self.vload(bp, i64(u * p.NR + v * p.W), self.vb) for v in range(p.nvec)]
+                for i in range(p.MR):
+                    a = self.ld(ap, i64(u * p.MR + i))
+                    av = b.shuffle_vector(b.insert_element(undef, a, ir.Constant(I32, 0)),
+                                          undef, mask0)
+                    for v in range(p.nvec):
+                        j = i * p.nvec + v
+                        acc[j] = b.call(self.fmuladd, [av, bv[v], acc[j]])
+            lk.next = [self.ptr(ap, i64(p.KU * p.MR)), self.ptr(bp, i64(p.KU * p.NR))] + acc
+        return lk.vars[2:]
+
+    def emit_store_tile(self, acc, oC, m, mr, n, nr, first):
+        """C[m:m+mr, n:n+nr] = tile (first K block) or += tile (later ones)."""
+        p, b = self.p, self.b
+        fast = b.and_(b.and_(b.icmp_signed("==", mr, i64(p.MR)),
+                             b.icmp_signed("==", nr, i64(p.NR))), self.nC_unit)
+        with b.if_else(fast, likely=True) as (vector, scalar):
+            with vector:
+                # Full tile, unit-stride C rows: vector (unaligned) stores.
+                nc0 = b.add(oC, self.tab(self.nC, n))
+                rows = [b.add(nc0, self.tab(self.mC, b.add(m, i64(i)))) for i in range(p.MR)]
+                with b.if_else(first) as (overwrite, accumulate):
+                    for add in (False, True):
+                        with (accumulate if add else overwrite):
+                            for i in range(p.MR):
+                                for v in range(p.nvec):
+                                    off = b.add(rows[i], i64(v * p.W))
+                                    x = acc[i * p.nvec + v]
+                                    if add:
+                                        x = b.fadd(self.vload(self.C, off, self.eb), x)
+                                    self.vstore(x, self.C, off, self.eb)
+            with scalar:
+                # Edge tile or scattered C: spill the tile, write only valid elements.
+                for j, x in enumerate(acc):
+                    self.vstore(x, self.tile, i64(j * p.W), self.vb)
+                with b.if_else(first) as (overwrite, accumulate):
+                    for add in (False, True):
+                        with (accumulate if add else overwrite):
+                            with Loop(b, 0, mr, 1, "si") as li:
+                                i = li.index
+                                row = b.add(oC, self.tab(self.mC, b.add(m, i)))
+                                trow = b.mul(i, i64(p.NR))
+                                with Loop(b, 0, nr, 1, "sj") as lj:
+                                    j = lj.index
+                                    off = b.add(row, self.tab(self.nC, b.add(n, j)))
+                                    x = self.ld(self.tile, b.add(trow, j))
+                                    if add:
+                                        x = b.fadd(self.ld(self.C, off), x)
+                                    self.st(x, self.C, off)
+
+
+def _emit(prm: GettParams, name: str) -> tuple[str, str]:
+    return _Emitter(prm, name).emit(), name

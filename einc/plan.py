@@ -1,0 +1,188 @@
+"""plan: a Bound -> buffers and steps, each with its mode classes and strategy.
+
+The path comes from opt_einsum (path.py). Each contraction in it becomes a Step: a loop
+nest over modes with one stride per tensor. Binary steps classify every label as batch
+(A, B and result), m (A and result), n (B and result) or k (A and B only); labels that
+only one operand of a binary step has and nobody needs afterwards are summed out first
+by a unary step (cheaper, and it lets the GEMM kernel assume every k is shared). The
+last step writes straight into the output's own strides, so the final permutation costs
+nothing. Strategy choice lives here and only here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import accumulator
+from .errors import EincValueError
+from .ir import Bound, Buffer, EllipsisDim, Layout, Mode, Plan, Step
+from .path import contraction_path
+
+STRATEGIES = ("generic", "reduce", "gett")
+GETT_MIN_WORK = 48 ** 3  # below this the packing overhead outweighs the GEMM kernel
+GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def row_major(extents) -> tuple[int, ...]:
+    """Element strides of a C-contiguous tensor."""
+    out, acc = [], 1
+    for n in reversed(extents):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
+
+
+def label_text(labels) -> str:
+    parts = ["…" if isinstance(x, EllipsisDim) else str(x) for x in labels]
+    return ("" if all(len(p) == 1 for p in parts) else " ").join(parts)
+
+
+def _step_text(layouts, result) -> str:
+    sep = "," if all(len(label_text([l])) == 1 for lay in layouts for l in lay.labels) else ", "
+    return sep.join(label_text(l.labels) for l in layouts) + "->" + label_text(result.labels)
+
+
+def classify(layouts, result) -> dict:
+    """Mode class of every label of a step."""
+    res = set(result.labels)
+    if len(layouts) != 2:
+        return {l: ("free" if l in res else "sum") for lay in layouts for l in lay.labels}
+    a, b = (set(lay.labels) for lay in layouts)
+    kinds = {}
+    for lay in layouts:
+        for l in lay.labels:
+            if l in a and l in b:
+                kinds[l] = "batch" if l in res else "k"
+            else:
+                kinds[l] = ("m" if l in a else "n") if l in res else "sum"
+    return kinds
+
+
+def _order_loops(modes, strides, accumulate_ok):
+    """Loop order and accumulation for the `reduce` strategy (locality first)."""
+    def key(j):  # sorts the best innermost candidate last: smallest stride, most unit strides
+        s = [abs(row[j]) for row in strides if row[j] != 0]
+        return -(min(s) if s else 0), sum(abs(row[j]) == 1 for row in strides)
+    free = [j for j, m in enumerate(modes) if m.kind not in ("sum", "k")]
+    summed = [j for j, m in enumerate(modes) if m.kind in ("sum", "k")]
+    free.sort(key=lambda j: -abs(strides[0][j]))
+    summed.sort(key=key)
+    best = sorted(range(len(modes)), key=key)
+    if summed and accumulate_ok and modes[best[-1]].kind not in ("sum", "k"):
+        return best, "memory"
+    return free + summed, "register"
+
+
+def _coalesce(kinds, extents, strides):
+    """Merge adjacent loops of one kind that every tensor walks as one (fewer, longer loops)."""
+    kinds, extents, strides = list(kinds), list(extents), [list(r) for r in strides]
+    j = 0
+    while j + 1 < len(kinds):
+        if kinds[j] == kinds[j + 1] and all(r[j] == r[j + 1] * extents[j + 1] for r in strides):
+            extents[j] *= extents[j + 1]
+            for r in strides:
+                r[j] = r[j + 1]
+                del r[j + 1]
+            del kinds[j + 1], extents[j + 1]
+        else:
+            j += 1
+    return kinds, extents, strides
+
+
+def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, strategy):
+    """One Step: modes, strides, strategy and its loop configuration."""
+    kinds = classify(layouts, result)
+    extent = {l: n for lay in (*layouts, result) for l, n in zip(lay.labels, lay.extents)}
+    labels = list(result.labels) + [l for lay in layouts for l in lay.labels
+                                    if l not in result.labels]
+    labels = list(dict.fromkeys(l for l in labels if extent[l] != 1))
+    modes = tuple(Mode(l, extent[l], kinds.get(l, "free")) for l in labels)
+    tensors = (result, *layouts)
+    strides = tuple(tuple(dict(zip(t.labels, t.strides)).get(l, 0) for l in labels) for t in tensors)
+    total = int(np.prod([m.extent for m in modes], dtype=np.int64)) if modes else 1
+    nbytes = sum(t.size * d.itemsize for t, d in zip(tensors, (res_dtype, *in_dtypes)))
+    flops = total * max(1, len(layouts))  # (n-1) multiplies and one add per point
+
+    choice = _choose(strategy, modes, in_dtypes, res_dtype, compute)
+    config: tuple = ()
+    if choice in ("generic", "reduce"):
+        if choice == "generic":
+            free = [j for j, m in enumerate(modes) if m.kind not in ("sum", "k")]
+            order, acc = free + [j for j in range(len(modes)) if j not in free], "register"
+        else:
+            order, acc = _order_loops(modes, strides, res_dtype == compute)
+        loop_kinds = ["s" if modes[j].kind in ("sum", "k") else "f" for j in order]
+        ext = [modes[j].extent for j in order]
+        st = [[row[j] for j in order] for row in strides]
+        if choice == "reduce":
+            loop_kinds, ext, st = _coalesce(loop_kinds, ext, st)
+        unit = tuple((r[-1] if r and r[-1] in (0, 1) and choice == "reduce" else None) for r in st)
+        config = (tuple(loop_kinds), tuple(ext), tuple(tuple(r) for r in st), acc, unit)
+    return Step(tuple(op_bufs), res_buf, modes, strides, choice, compute, flops, nbytes,
+                _step_text(layouts, result), config)
+
+
+def _choose(forced, modes, in_dtypes, res_dtype, compute) -> str:
+    kinds = {m.kind for m in modes}
+    size = lambda k: int(np.prod([m.extent for m in modes if m.kind == k], dtype=np.int64))
+    gemm_ok = (len(in_dtypes) == 2 and compute in GEMM_DTYPES and res_dtype == compute
+               and all(d == compute for d in in_dtypes) and {"m", "n", "k"} <= kinds)
+    if forced == "generic":
+        return "generic"
+    if forced == "gett":
+        return "gett" if gemm_ok else "reduce"
+    if forced == "reduce" or not gemm_ok:
+        return "reduce"
+    work = size("m") * size("n") * size("k") * size("batch")
+    return "gett" if work >= GETT_MIN_WORK and min(size("m"), size("n")) >= 4 else "reduce"
+
+
+def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
+         memory_limit=None, strategy=None) -> Plan:
+    """Turn a Bound into a Plan that writes an output with ``out_strides``."""
+    if strategy is not None and strategy not in STRATEGIES:
+        raise EincValueError(f"strategy={strategy!r}: use one of {', '.join(STRATEGIES)}")
+    path, _ = contraction_path(bound, optimize, memory_limit)
+    compute = accumulator(np.dtype(result_dtype))
+    ext = dict(bound.extents)
+    buffers = [Buffer("input", d, lay.size, i) for i, (lay, d) in enumerate(zip(bound.inputs, bound.dtypes))]
+    live = [(i, lay, d) for i, (lay, d) in enumerate(zip(bound.inputs, bound.dtypes))]
+    steps: list[Step] = []
+
+    def temp(labels):
+        extents = tuple(ext[l] for l in labels)
+        lay = Layout(tuple(labels), extents, row_major(extents))
+        buffers.append(Buffer("temp", compute, lay.size))
+        return len(buffers) - 1, lay
+
+    out_buf = len(buffers)
+    buffers.append(Buffer("output", np.dtype(out_dtype), 0))
+    out_layout = Layout(bound.output, tuple(ext[l] for l in bound.output), tuple(out_strides))
+
+    for k, contraction in enumerate(path):
+        ops = [live.pop(i) for i in sorted(contraction, reverse=True)][::-1]
+        needed = set(bound.output).union(*(set(lay.labels) for _, lay, _ in live))
+        last = k == len(path) - 1
+        if len(ops) == 2:  # sum out labels private to one operand first
+            for j, (bi, lay, dt) in enumerate(ops):
+                other = set(ops[1 - j][1].labels)
+                keep = [l for l in lay.labels if l in needed or l in other]
+                if len(keep) < len(lay.labels):
+                    tb, tl = temp(keep)
+                    steps.append(make_step([bi], [lay], tb, tl, [dt], compute, compute, strategy))
+                    ops[j] = (tb, tl, compute)
+        labels_in = [l for _, lay, _ in ops for l in lay.labels]
+        if last:
+            res_buf, res_lay, res_dt = out_buf, out_layout, np.dtype(out_dtype)
+        else:
+            kinds = classify([lay for _, lay, _ in ops], Layout(tuple(l for l in labels_in if l in needed), (), ()))
+            keep = list(dict.fromkeys(l for l in labels_in if l in needed))
+            rank = {"batch": 0, "m": 1, "n": 2, "free": 1}
+            keep.sort(key=lambda l: rank.get(kinds.get(l), 1))
+            (res_buf, res_lay), res_dt = temp(keep), compute
+        steps.append(make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
+                               [d for _, _, d in ops], res_dt, compute, strategy))
+        live.append((res_buf, res_lay, res_dt))
+
+    temps = [b.size for b in buffers if b.role == "temp"]
+    return Plan(bound, tuple(buffers), tuple(steps), out_buf, out_layout.extents, np.dtype(out_dtype),
+                tuple(path), max(temps, default=0))

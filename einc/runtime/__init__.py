@@ -1,0 +1,1 @@
+"""Backends that turn emitted source into callable kernels."""

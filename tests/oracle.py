@@ -1,0 +1,49 @@
+"""The oracle: numpy.einsum in float64/complex128, and the one place tolerances live."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def reference(subscripts, *ops):
+    """numpy's answer, computed wide for floating inputs (exact for int and bool)."""
+    res = np.result_type(*[np.asarray(o) for o in ops])
+    wide = np.complex128 if res.kind == "c" else np.float64 if res.kind == "f" else res
+    cast = [np.asarray(o).astype(wide) for o in ops]
+    if isinstance(subscripts, str):
+        return np.einsum(subscripts, *cast, optimize=True)
+    # sublist form: subscripts is the interleaved list with operands replaced by None
+    args, it = [], iter(cast)
+    for x in subscripts:
+        args.append(next(it) if x is None else x)
+    return np.einsum(*args, optimize=True)
+
+
+def _eps(dt: np.dtype) -> float:
+    return float(np.finfo(dt).eps) if dt.kind in "fc" else 0.0
+
+
+def assert_matches(got, subscripts, *ops, dtype=None, terms=1):
+    """einc's ``got`` equals numpy's answer: exactly for int/bool, else within a bound.
+
+    The float bound is the classical one for a sum of ``terms`` products:
+    eps(accumulator) * terms * sum(|products|) + eps(result) * |ref|.
+    """
+    ops = [np.asarray(o) for o in ops]
+    res_dt = np.dtype(dtype) if dtype is not None else np.result_type(*ops)
+    got = np.asarray(got)
+    assert got.dtype == res_dt, (got.dtype, res_dt)
+    ref = reference(subscripts, *ops)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    if res_dt.kind in "biu":
+        np.testing.assert_array_equal(got, ref.astype(res_dt))
+        return
+    absref = np.abs(reference(subscripts, *[np.abs(o.astype(np.complex128 if o.dtype.kind == "c" else np.float64)) for o in ops]))
+    acc = np.float32 if res_dt == np.float16 else res_dt
+    tol = (_eps(np.dtype(acc)) * (terms + len(ops)) * 4 + _eps(res_dt)) * absref + 1e-300
+    # NaN and inf must agree exactly in position
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    finite = np.isfinite(ref)
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(ref)], ref[~finite & ~np.isnan(ref)])
+    err = np.abs(got.astype(ref.dtype) - ref)
+    bad = finite & (err > tol)
+    assert not bad.any(), f"max error {err[bad].max()} vs tol {tol[bad].min()} at {np.argwhere(bad)[:3]}"
