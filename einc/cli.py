@@ -51,7 +51,6 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
-    sys.path.insert(0, ".")
     from .bench import run_bench
     return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)
 
