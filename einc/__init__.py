@@ -3,6 +3,7 @@
 ``einc.einsum`` gives numpy.einsum's answers, computed by kernels generated for each
 contraction's modes, strides and dtypes (LLVM IR JIT-compiled with llvmlite on the CPU).
 """
+from . import explain
 from .api import ContractExpression, contract_expression, contract_path, einsum
 from .errors import (EincCompileError, EincError, EincShapeError, EincSpecError,
                      EincSyntaxError, EincTypeError, EincValueError)

@@ -114,6 +114,22 @@ def _out_layout(spec_shape, res, out, order, arrays, casting):
     return res, row_major(spec_shape)
 
 
+def _view_of(plan, out, dtype):
+    """(shape, byte strides) when the einsum is a pure relabelling of one operand.
+
+    numpy returns a view (not a copy) for a single-operand einsum that sums nothing —
+    ``ii->i``, ``ij->ji`` — and users rely on its cost being zero; einc does the same.
+    """
+    if out is not None or dtype is not None or len(plan.steps) != 1 or len(plan.bound.inputs) != 1:
+        return None
+    step = plan.steps[0]
+    if any(m.kind == "sum" for m in step.modes) or plan.out_dtype != plan.bound.dtypes[0]:
+        return None
+    lay, item = plan.bound.inputs[0], plan.out_dtype.itemsize
+    stride = dict(zip(lay.labels, lay.strides))
+    return plan.out_shape, tuple(stride.get(l, 0) * item for l in plan.bound.output)
+
+
 def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
            compile=True):
     bound = bind(spec, arrays)
@@ -125,6 +141,7 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     if not compile:
         return plan
     ex = Executable(plan)
+    ex.view = _view_of(plan, out, dtype)
     ex.out_order = "F" if (out is None and len(shape) > 1 and out_strides[0] == 1 and out_strides[-1] != 1) else "C"
     return ex
 
@@ -159,6 +176,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 
 def _run(ex, arrays, out):
+    if ex.view is not None and out is None:
+        shape, strides = ex.view
+        return np.lib.stride_tricks.as_strided(arrays[0], shape, strides, writeable=arrays[0].flags.writeable)
     if out is not None:
         for i, a in enumerate(arrays):
             if np.may_share_memory(out, a):

@@ -186,3 +186,12 @@ def test_order_argument():
     a, b = rand(3, 4), rand(4, 5)
     assert einc.einsum("ij,jk->ik", a, b, order="F").flags.f_contiguous
     assert einc.einsum("ij,jk->ik", a, b, order="C").flags.c_contiguous
+
+
+def test_single_operand_relabelling_is_a_view_like_numpy():
+    a = rand(4, 4)
+    d = einc.einsum("ii->i", a)
+    assert np.shares_memory(d, a) == np.shares_memory(np.einsum("ii->i", a), a)
+    np.testing.assert_array_equal(d, np.diag(a))
+    np.testing.assert_array_equal(einc.einsum("ij->ji", a), a.T)
+    assert not np.shares_memory(einc.einsum("ij->i", a), a)  # a reduction computes
