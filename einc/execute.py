@@ -7,7 +7,9 @@ data pointers, allocates intermediates and makes one foreign call per step.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -26,7 +28,12 @@ def loop_key(step: Step, dtypes) -> LoopNestKey:
 
 
 def gett_tables(step: Step):
-    """(dims, tab) for the GEMM kernel: each mode group flattened to per-tensor offsets."""
+    """(dims, tab, swapped) for the GEMM kernel: each mode group flattened to offsets.
+
+    The kernel stores C fastest along N. When C is unit-stride along M instead (a
+    column-major output), compute Cᵀ = Bᵀ·Aᵀ: swap the operands and the M/N groups, so
+    the write-back stays vectorised and clear of cache-set conflicts.
+    """
     groups = {g: [j for j, m in enumerate(step.modes) if m.kind == g] for g in ("batch", "m", "n", "k")}
 
     def offsets(group, t):
@@ -35,13 +42,16 @@ def gett_tables(step: Step):
             off = (off[:, None] + np.arange(step.modes[j].extent, dtype=np.int64) * step.strides[t][j]).ravel()
         return off
 
-    dims = np.array([offsets("batch", 0).size, offsets("m", 0).size, offsets("n", 0).size,
+    unit = lambda o: o.size > 1 and bool(np.all(np.diff(o) == 1))
+    mC, nC = offsets("m", 0), offsets("n", 0)
+    swapped = unit(mC) and not unit(nC)
+    a, b, m, n = (2, 1, "n", "m") if swapped else (1, 2, "m", "n")
+    dims = np.array([offsets("batch", 0).size, offsets(m, 0).size, offsets(n, 0).size,
                      offsets("k", 1).size], dtype=np.int64)
-    # tensors: 0 = C, 1 = A, 2 = B
-    tab = np.concatenate([offsets("batch", 1), offsets("batch", 2), offsets("batch", 0),
-                          offsets("m", 1), offsets("m", 0), offsets("n", 2), offsets("n", 0),
-                          offsets("k", 1), offsets("k", 2)])
-    return dims, tab
+    tab = np.concatenate([offsets("batch", a), offsets("batch", b), offsets("batch", 0),
+                          offsets(m, a), offsets(m, 0), offsets(n, b), offsets(n, 0),
+                          offsets("k", a), offsets("k", b)])
+    return dims, tab, swapped
 
 
 def step_dtypes(plan: Plan, step: Step) -> list:
@@ -57,6 +67,38 @@ def kernel_source(plan: Plan, step: Step):
         return ("gett", dt.name, bits), lambda: emit_gett(dt, bits)
     key = loop_key(step, step_dtypes(plan, step))
     return key, lambda: emit_loops(key)
+
+
+PARALLEL_MIN_WORK = 1 << 21  # multiply-adds below which a second thread costs more than it saves
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def num_threads() -> int:
+    """Worker threads for large steps: ``$EINC_NUM_THREADS`` or the core count."""
+    try:
+        return max(1, int(os.environ.get("EINC_NUM_THREADS", "0")) or (os.cpu_count() or 1))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(num_threads(), thread_name_prefix="einc")
+    return _POOL
+
+
+def _column_chunks(n: int, work: int, align: int = 32):
+    """Split columns [0, n) into one range per thread (ctypes calls release the GIL)."""
+    threads = min(num_threads(), max(1, n // align))
+    if work < PARALLEL_MIN_WORK or threads == 1:
+        return [(0, n)]
+    step = -(-n // threads)
+    step = -(-step // align) * align
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
 class _Workspace(threading.local):
@@ -92,15 +134,22 @@ class Executable:
             bits = jit().host_vector_bits()
             dt = step.compute
             fn = ctypes.CFUNCTYPE(None, _VP, _VP, _VP, _VP, _VP, _VP, ctypes.c_int64, ctypes.c_int64)(addr)
-            dims, tab = gett_tables(step)
+            dims, tab, swapped = gett_tables(step)
             work_elems = gett_workspace_elems(dt, bits)
             n = int(dims[2])
-            c, (a, b) = step.result, step.operands
+            c, (a, b) = step.result, step.operands[::-1] if swapped else step.operands
             dp, tp = dims.ctypes.data, tab.ctypes.data
 
-            def run(ptrs, _keep=(dims, tab)):
+            chunks = _column_chunks(n, int(np.prod(dims, dtype=np.int64)))
+
+            def part(ptrs, n0, n1):
                 work = _WORK.get(work_elems, dt)
-                fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, 0, n)
+                fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, n0, n1)
+
+            def run(ptrs, _keep=(dims, tab)):
+                if len(chunks) == 1:
+                    return part(ptrs, 0, n)
+                list(_pool().map(lambda r: part(ptrs, *r), chunks))
             return run
         nt = len(step.operands) + 1
         fn = ctypes.CFUNCTYPE(None, *([_VP] * (nt + 2)))(addr)

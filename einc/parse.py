@@ -127,8 +127,11 @@ def _make_spec(inputs, output, text, where) -> Spec:
     known = {label for term in inputs for label in term}
     seen = set()
     for label in output:
-        if label is ... and not has_ellipsis:
-            raise EincSpecError(f"the output has '...' but no input does{where}")
+        if label is ...:  # numpy accepts an output ellipsis that covers no dimensions
+            if label in seen:
+                raise EincSpecError(f"the output has '...' more than once{where}")
+            seen.add(label)
+            continue
         if label not in known:
             raise EincSpecError(f"output label {label!r} does not appear in any input{where}")
         if label in seen:

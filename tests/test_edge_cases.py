@@ -195,3 +195,8 @@ def test_single_operand_relabelling_is_a_view_like_numpy():
     np.testing.assert_array_equal(d, np.diag(a))
     np.testing.assert_array_equal(einc.einsum("ij->ji", a), a.T)
     assert not np.shares_memory(einc.einsum("ij->i", a), a)  # a reduction computes
+
+
+def test_output_ellipsis_without_input_ellipsis_like_numpy():
+    a = rand(3, 4)
+    assert_matches(einc.einsum("ij->...ij", a), "ij->...ij", a)

@@ -12,25 +12,31 @@ E = ...  # the ellipsis label
 
 # ---------------------------------------------------------------- numpy as the oracle
 
-# Every ASCII label gets its own extent, and the ellipsis covers dims no label uses, so an
-# output shape identifies the output labels and their order.
-_SIZES = {c: i + 2 for i, c in enumerate("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")}
-_ELLIPSIS_SHAPE = (61, 67)
+# Distinct labels get distinct extents (3, 4, ... in sorted order) and the ellipsis covers
+# (1, 2), sizes no label has, so an output shape identifies the output labels and their
+# order. Small extents keep numpy fast on random specs.
+_ELLIPSIS_SHAPE = (1, 2)
 
 
-def _operand(term):
+def _sizes(terms):
+    labels = sorted({x for t in terms for x in t if x is not E})
+    return {x: i + 3 for i, x in enumerate(labels)}
+
+
+def _operand(term, sizes):
     shape = []
     for label in term:
-        shape.extend(_ELLIPSIS_SHAPE if label is E else [_SIZES[label]])
-    return np.ones(shape)
+        shape.extend(_ELLIPSIS_SHAPE if label is E else [sizes[label]])
+    return np.zeros(shape)
 
 
-def _shape(labels):
-    return _operand(labels).shape
-
-
-def numpy_output_shape(subscripts, spec):
-    return np.einsum(subscripts, *[_operand(t) for t in spec.inputs]).shape
+def check_against_numpy(subscripts):
+    """Parse, then check the output labels against the shape numpy.einsum produces."""
+    spec = parse(subscripts)
+    sizes = _sizes(spec.inputs)
+    theirs = np.einsum(subscripts, *[_operand(t, sizes) for t in spec.inputs]).shape
+    assert _operand(spec.output, sizes).shape == theirs
+    return spec
 
 
 # ---------------------------------------------------------------- letter form
@@ -81,9 +87,7 @@ def test_single_name_terms_stay_letter_form():
     ",i", "i,", "ii,i", "ijj,k",
 ])
 def test_letter_implicit_matches_numpy(text):
-    spec = parse(text)
-    assert spec.implicit
-    assert _shape(spec.output) == numpy_output_shape(text, spec)
+    assert check_against_numpy(text).implicit
 
 
 def test_implicit_examples():
@@ -116,9 +120,7 @@ def _render(terms):
 @settings(max_examples=300, deadline=None)
 @given(_terms)
 def test_random_implicit_matches_numpy(terms):
-    text = _render(terms)
-    spec = parse(text)
-    assert _shape(spec.output) == numpy_output_shape(text, spec)
+    check_against_numpy(_render(terms))
 
 
 @settings(max_examples=200, deadline=None)
@@ -129,9 +131,8 @@ def test_random_explicit_roundtrip(terms, data):
     out = data.draw(st.permutations(labels))[: data.draw(st.integers(0, len(labels)))]
     ell = "..." if "..." in text else ""
     full = f"{text}->{ell}{''.join(out)}"
-    spec = parse(full)
+    spec = check_against_numpy(full)
     assert spec.output == ((E,) if ell else ()) + tuple(out)
-    assert _shape(spec.output) == numpy_output_shape(full, spec)
 
 
 # ---------------------------------------------------------------- named form
@@ -182,7 +183,7 @@ def test_named_implicit():
     spec = parse("batch row k, batch k col")
     assert spec.implicit and spec.output == ("col", "row")
     assert parse("x x y").output == ("y",)  # repeats within an operand count
-    assert parse("... b a, c").output == (E, "a", "c")
+    assert parse("... b a, c a").output == (E, "b", "c")
 
 
 def test_named_same_as_letter_when_names_are_letters():
@@ -205,10 +206,11 @@ def _render_named(terms, rename):
 def test_random_named_matches_letter(terms):
     # Renaming every letter to a long name and spacing tokens out keeps the structure
     # (the renaming keeps the sort order, so implicit outputs correspond too).
-    rename = {c: f"ax_{ord(c)}_{c}" for c in "abcdeAB"}
-    letter, named = parse(_render(terms)), parse(_render_named(terms, rename))
+    rename = {c: f"ax_{ord(c):05d}_{c}" for c in "abcdeAB"}
+    letter = parse(_render(terms))
     if all(len(t) < 2 for t in letter.inputs):
-        return  # no term has two tokens: the text is the letter form, not comparable
+        return  # no term has two tokens ("..." counts): the text would be letter form
+    named = parse(_render_named(terms, rename))
     def ren(labels):
         return tuple(E if c is E else rename[c] for c in labels)
     assert named.inputs == tuple(ren(t) for t in letter.inputs)
@@ -274,8 +276,6 @@ def test_syntax_errors(text, culprit, column):
     ("a b -> c", "output label 'c' does not appear in any input"),
     ("ij->ii", "output label 'i' appears more than once"),
     ("a b -> b a b", "output label 'b' appears more than once"),
-    ("ij->...ij", "the output has '...' but no input does"),
-    ("a b -> ... a", "the output has '...' but no input does"),
 ])
 def test_spec_errors(text, message):
     with pytest.raises(EincSpecError, match=message.replace(".", r"\.")) as info:
@@ -301,12 +301,10 @@ def test_sublists_explicit_and_implicit():
     [[3, 1], [1, 2], [2, 0]], [[0, 1], [1, 2], [0, 2]], [[5, 51], [51, 26]],
 ])
 def test_sublists_implicit_matches_numpy(subs):
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    ops = [_operand([E if x is E else letters[x] for x in s]) for s in subs]
-    args = [x for op, s in zip(ops, subs) for x in (op, s)]
+    sizes = _sizes(subs)
+    args = [x for s in subs for x in (_operand(s, sizes), s)]
     spec, _ = parse_sublists(tuple(args))
-    ours = _shape([E if x is E else letters[x] for x in spec.output])
-    assert ours == np.einsum(*args).shape
+    assert _operand(spec.output, sizes).shape == np.einsum(*args).shape
 
 
 def test_sublists_any_hashable_labels():
@@ -319,8 +317,8 @@ def test_sublists_any_hashable_labels():
 
 def test_sublists_many_labels():
     labels = list(range(300))
-    spec, _ = parse_sublists(("A", labels, "B", labels[::-1][:250]))
-    assert spec.output == tuple(range(250, 300))
+    spec, _ = parse_sublists(("A", labels, "B", labels[::-1][:250]))  # shares 50..299
+    assert spec.output == tuple(range(50))
     spec, _ = parse_sublists(("A", labels, labels[::-1]))
     assert spec.output == tuple(labels[::-1]) and len(set(spec.output)) == 300
 
@@ -348,7 +346,6 @@ def test_sublists_errors():
         parse_sublists(("A", [0, 1], [5]))
     with pytest.raises(EincSpecError, match="output label 0 appears more than once"):
         parse_sublists(("A", [0, 1], [0, 0]))
-    with pytest.raises(EincSpecError, match="the output has '...' but no input does"):
-        parse_sublists(("A", [0, 1], [E, 0]))
+    assert parse_sublists(("A", [0, 1], [E, 0]))[0].output == (E, 0)  # numpy accepts it
     with pytest.raises(EincSpecError, match="at least one operand"):
         parse_sublists(("A",))
