@@ -1,6 +1,8 @@
 # `make demo` and `make test` each work on a fresh machine with Python >= 3.11:
 # they create .venv, install einc into it, then run.
-PYTHON ?= $(shell command -v python3.12 || command -v python3.11 || command -v python3)
+# The first interpreter that really runs and is >= 3.11 (pyenv shims may exist but fail).
+PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; done)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
