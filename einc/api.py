@@ -42,15 +42,27 @@ _EXECUTABLES = _LRU()
 
 
 def _operand(x, i) -> np.ndarray:
-    if type(x) is not np.ndarray:
-        try:
-            x = np.asarray(x)
-        except (ValueError, TypeError) as e:
-            raise EincTypeError(f"operand {i} cannot be converted to an array: {e}") from e
-    check_supported(x.dtype, f"operand {i}")
-    if any(s % x.itemsize for s in x.strides):  # strides must be whole elements
-        x = np.ascontiguousarray(x)
-    return x
+    """``x`` as an ndarray (only non-arrays pay a conversion here; dtypes and strides are
+    validated once per call signature, in ``_validate``)."""
+    if type(x) is np.ndarray:
+        return x
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise EincTypeError(f"operand {i} cannot be converted to an array: {e}") from e
+
+
+def _validate(arrays):
+    """Check dtypes; return the operands kernels can address (strides in whole elements)."""
+    fixed = []
+    for i, x in enumerate(arrays):
+        check_supported(x.dtype, f"operand {i}")
+        fixed.append(np.ascontiguousarray(x) if any(s % x.itemsize for s in x.strides) else x)
+    return fixed
+
+
+def _misaligned(arrays):
+    return tuple(i for i, x in enumerate(arrays) if any(s % x.itemsize for s in x.strides))
 
 
 def _split_args(operands):
@@ -132,6 +144,8 @@ def _view_of(plan, out, dtype):
 
 def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
            compile=True):
+    copies = _misaligned(arrays)
+    arrays = _validate(arrays)
     bound = bind(spec, arrays)
     res = _result_dtype(bound.dtypes, dtype, casting)
     ext = dict(bound.extents)
@@ -142,6 +156,7 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
         return plan
     ex = Executable(plan)
     ex.view = _view_of(plan, out, dtype)
+    ex.copies = copies
     ex.out_order = "F" if (out is None and len(shape) > 1 and out_strides[0] == 1 and out_strides[-1] != 1) else "C"
     return ex
 
@@ -162,12 +177,17 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     """
     if backend not in BACKENDS:
         raise EincValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
-    spec, raw = _split_args(operands)
+    if operands and type(operands[0]) is str:
+        spec, raw = parse(operands[0]), operands[1:]
+        if not raw:
+            raise EincSpecError("einsum needs at least one operand")
+    else:
+        spec, raw = _split_args(operands)
     arrays = [_operand(x, i) for i, x in enumerate(raw)]
-    key = (spec, tuple((a.shape, a.strides, a.dtype.char) for a in arrays),
+    key = (spec, tuple([(a.shape, a.strides, a.dtype.char) for a in arrays]),
            None if out is None else (out.shape, out.strides, out.dtype.char) if isinstance(out, np.ndarray) else id(out),
-           dtype if dtype is None else str(dtype), order, casting, _hashable(optimize),
-           _hashable(memory_limit), strategy)
+           dtype if dtype is None else str(dtype), order, casting,
+           optimize if type(optimize) is str else _hashable(optimize), _hashable(memory_limit), strategy)
     ex = _EXECUTABLES.get(key)
     if ex is None:
         ex = _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy)
@@ -176,6 +196,8 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
 
 
 def _run(ex, arrays, out):
+    if ex.copies:
+        arrays = [np.ascontiguousarray(a) if i in ex.copies else a for i, a in enumerate(arrays)]
     if ex.view is not None and out is None:
         shape, strides = ex.view
         return np.lib.stride_tricks.as_strided(arrays[0], shape, strides, writeable=arrays[0].flags.writeable)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .codegen.llvm.loops import LoopNestKey, emit_loops
 from .ir import Plan, Step
+from .runtime.arrays import data_pointer
 from .runtime.cpu import jit
 
 _VP = ctypes.c_void_p
@@ -125,6 +126,7 @@ class Executable:
         self.inputs = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "input"]
         self.runners = [self._runner(s) for s in plan.steps]
         self.empty = int(np.prod(plan.out_shape, dtype=np.int64)) == 0
+        self.ptr_template = [0] * len(plan.buffers)
 
     def _runner(self, step: Step):
         key, build = kernel_source(self.plan, step)
@@ -158,6 +160,13 @@ class Executable:
         str_a = (ctypes.c_int64 * max(1, nt * len(ext)))(*[s for row in strides for s in row])
         order = (step.result, *step.operands)
 
+        if len(order) == 2:
+            r, x = order
+            return lambda ptrs, _k=(ext_a, str_a): fn(ptrs[r], ptrs[x], ext_a, str_a)
+        if len(order) == 3:
+            r, x, y = order
+            return lambda ptrs, _k=(ext_a, str_a): fn(ptrs[r], ptrs[x], ptrs[y], ext_a, str_a)
+
         def run(ptrs, _keep=(ext_a, str_a)):
             fn(*[ptrs[i] for i in order], ext_a, str_a)
         return run
@@ -165,15 +174,15 @@ class Executable:
     def __call__(self, arrays, out: np.ndarray) -> np.ndarray:
         if self.empty:
             return out
-        ptrs = [0] * len(self.plan.buffers)
+        ptrs = self.ptr_template[:]
         for i, k in self.inputs:
-            ptrs[i] = arrays[k].ctypes.data
-        ptrs[self.plan.output] = out.ctypes.data
+            ptrs[i] = data_pointer(arrays[k])
+        ptrs[self.plan.output] = data_pointer(out)
         keep = []
         for i, size, dt in self.temps:
             t = np.empty(max(size, 1), dtype=dt)
             keep.append(t)
-            ptrs[i] = t.ctypes.data
+            ptrs[i] = data_pointer(t)
         for run in self.runners:
             run(ptrs)
         return out
