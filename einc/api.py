@@ -143,7 +143,7 @@ def _view_of(plan, out, dtype):
 
 
 def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
-           compile=True):
+           compile=True, backend="cpu"):
     copies = _misaligned(arrays)
     arrays = _validate(arrays)
     bound = bind(spec, arrays)
@@ -151,7 +151,7 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     ext = dict(bound.extents)
     shape = tuple(ext[l] for l in bound.output)
     out_dtype, out_strides = _out_layout(shape, res, out, order, arrays, casting)
-    plan = make_plan(bound, out_strides, out_dtype, res, optimize, memory_limit, strategy)
+    plan = make_plan(bound, out_strides, out_dtype, res, optimize, memory_limit, strategy, backend)
     if not compile:
         return plan
     ex = Executable(plan)
@@ -281,7 +281,7 @@ def contract_expression(subscripts, *shapes, dtype=None, optimize="auto", memory
 
 
 def plan_for(subscripts, shapes, dtype="float64", optimize="auto", memory_limit=None,
-             strategy=None, order="C"):
+             strategy=None, order="C", backend="cpu"):
     """The Plan einc would run for C-contiguous operands of ``shapes`` (no data needed).
 
     >>> import einc.api
@@ -299,4 +299,5 @@ def plan_for(subscripts, shapes, dtype="float64", optimize="auto", memory_limit=
     if len(arrays) != len(spec.inputs):
         raise EincSpecError(f"the subscripts name {len(spec.inputs)} operand(s) but "
                             f"{len(arrays)} shapes were given")
-    return _build(spec, arrays, None, None, order, "safe", optimize, memory_limit, strategy, compile=False)
+    return _build(spec, arrays, None, None, order, "safe", optimize, memory_limit, strategy,
+                  compile=False, backend=backend)

@@ -123,4 +123,5 @@ class Plan:
     out_dtype: np.dtype
     path: tuple[tuple[int, ...], ...]
     largest_intermediate: int = 0
+    backend: str = "cpu"
     notes: tuple[str, ...] = field(default_factory=tuple)

@@ -19,6 +19,7 @@ from .path import contraction_path
 
 STRATEGIES = ("generic", "reduce", "gett")
 GETT_MIN_WORK = 48 ** 3  # below this the packing overhead outweighs the GEMM kernel
+CUDA_GETT_MIN_WORK = 1 << 15  # below this a one-thread-per-output reduce kernel wins on the GPU
 GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -88,7 +89,8 @@ def _coalesce(kinds, extents, strides):
     return kinds, extents, strides
 
 
-def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, strategy):
+def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, strategy,
+              backend="cpu"):
     """One Step: modes, strides, strategy and its loop configuration."""
     kinds = classify(layouts, result)
     extent = {l: n for lay in (*layouts, result) for l, n in zip(lay.labels, lay.extents)}
@@ -102,7 +104,7 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
     nbytes = sum(t.size * d.itemsize for t, d in zip(tensors, (res_dtype, *in_dtypes)))
     flops = total * max(1, len(layouts))  # (n-1) multiplies and one add per point
 
-    choice = _choose(strategy, modes, in_dtypes, res_dtype, compute)
+    choice = _choose(strategy, modes, in_dtypes, res_dtype, compute, backend)
     config: tuple = ()
     if choice in ("generic", "reduce"):
         if choice == "generic":
@@ -121,9 +123,18 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
                 _step_text(layouts, result), config)
 
 
-def _choose(forced, modes, in_dtypes, res_dtype, compute) -> str:
+def _choose(forced, modes, in_dtypes, res_dtype, compute, backend="cpu") -> str:
     kinds = {m.kind for m in modes}
     size = lambda k: int(np.prod([m.extent for m in modes if m.kind == k], dtype=np.int64))
+    if backend == "cuda":  # the CUDA gett converts on load/store, so any real dtype pair fits
+        gemm_ok = (len(in_dtypes) == 2 and {"m", "n", "k"} <= kinds and compute.kind in "iuf"
+                   and in_dtypes[0] == in_dtypes[1] and in_dtypes[0].kind in "iuf")
+        if forced in ("generic", "reduce") or not gemm_ok:
+            return forced or "reduce"
+        if forced == "gett":
+            return "gett"
+        work = size("m") * size("n") * size("k") * size("batch")
+        return "gett" if work >= CUDA_GETT_MIN_WORK else "reduce"
     gemm_ok = (len(in_dtypes) == 2 and compute in GEMM_DTYPES and res_dtype == compute
                and all(d == compute for d in in_dtypes) and {"m", "n", "k"} <= kinds)
     if forced == "generic":
@@ -137,7 +148,7 @@ def _choose(forced, modes, in_dtypes, res_dtype, compute) -> str:
 
 
 def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
-         memory_limit=None, strategy=None) -> Plan:
+         memory_limit=None, strategy=None, backend="cpu") -> Plan:
     """Turn a Bound into a Plan that writes an output with ``out_strides``."""
     if strategy is not None and strategy not in STRATEGIES:
         raise EincValueError(f"strategy={strategy!r}: use one of {', '.join(STRATEGIES)}")
@@ -168,7 +179,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
                 keep = [l for l in lay.labels if l in needed or l in other]
                 if len(keep) < len(lay.labels):
                     tb, tl = temp(keep)
-                    steps.append(make_step([bi], [lay], tb, tl, [dt], compute, compute, strategy))
+                    steps.append(make_step([bi], [lay], tb, tl, [dt], compute, compute, strategy,
+                                               backend))
                     ops[j] = (tb, tl, compute)
         labels_in = [l for _, lay, _ in ops for l in lay.labels]
         if last:
@@ -180,9 +192,9 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             keep.sort(key=lambda l: rank.get(kinds.get(l), 1))
             (res_buf, res_lay), res_dt = temp(keep), compute
         steps.append(make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
-                               [d for _, _, d in ops], res_dt, compute, strategy))
+                               [d for _, _, d in ops], res_dt, compute, strategy, backend))
         live.append((res_buf, res_lay, res_dt))
 
     temps = [b.size for b in buffers if b.role == "temp"]
     return Plan(bound, tuple(buffers), tuple(steps), out_buf, out_layout.extents, np.dtype(out_dtype),
-                tuple(path), max(temps, default=0))
+                tuple(path), max(temps, default=0), backend=backend)
