@@ -12,11 +12,12 @@ from .errors import EincError, EincTypeError, EincValueError, EincShapeError, Ei
 from .execute import Executable
 from .parse import parse, parse_sublists
 from .path import contraction_path, normalize_optimize
-from .plan import plan as make_plan, row_major
+from .plan import is_fortran, plan as make_plan, row_major
 
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 ORDERS = ("C", "F", "A", "K")
-BACKENDS = ("auto", "cpu")
+BACKENDS = ("auto", "cpu", "cuda")
+AUTO_CUDA_MIN_FLOPS = 1e10  # numpy operands go to the GPU in "auto" only above this much work
 
 
 class _LRU:
@@ -157,7 +158,7 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     ex = Executable(plan)
     ex.view = _view_of(plan, out, dtype)
     ex.copies = copies
-    ex.out_order = "F" if (out is None and len(shape) > 1 and out_strides[0] == 1 and out_strides[-1] != 1) else "C"
+    ex.out_order = "F" if out is None and is_fortran(shape, out_strides) else "C"
     return ex
 
 
@@ -177,6 +178,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     """
     if backend not in BACKENDS:
         raise EincValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
+    if backend != "cpu" and (backend == "cuda" or _any_device(operands, out)):
+        spec, raw = _split_args(operands)
+        from .cuda_call import cuda_einsum
+        return cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy,
+                           _build, _EXECUTABLES)
     if operands and type(operands[0]) is str:
         spec, raw = parse(operands[0]), operands[1:]
         if not raw:
@@ -191,8 +197,31 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     ex = _EXECUTABLES.get(key)
     if ex is None:
         ex = _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy)
+        ex.prefer_cuda = (backend == "auto" and sum(s.flops for s in ex.plan.steps) >= AUTO_CUDA_MIN_FLOPS
+                          and _cuda_usable())
         _EXECUTABLES.put(key, ex)
+    if ex.prefer_cuda:
+        from .cuda_call import cuda_einsum
+        return cuda_einsum(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
+                           _build, _EXECUTABLES)
     return _run(ex, arrays, out)
+
+
+def _any_device(operands, out) -> bool:
+    from .runtime.device_arrays import is_device_array
+    return any(is_device_array(x) for x in operands if type(x) is not np.ndarray) or (
+        out is not None and type(out) is not np.ndarray and is_device_array(out))
+
+
+_CUDA_USABLE = None
+
+
+def _cuda_usable() -> bool:
+    global _CUDA_USABLE
+    if _CUDA_USABLE is None:
+        from .runtime.cuda import available
+        _CUDA_USABLE = available()
+    return _CUDA_USABLE
 
 
 def _run(ex, arrays, out):

@@ -124,4 +124,5 @@ class Plan:
     path: tuple[tuple[int, ...], ...]
     largest_intermediate: int = 0
     backend: str = "cpu"
+    out_strides: tuple[int, ...] = ()  # element strides the output is written with
     notes: tuple[str, ...] = field(default_factory=tuple)

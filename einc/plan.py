@@ -23,6 +23,12 @@ CUDA_GETT_MIN_WORK = 1 << 15  # below this a one-thread-per-output reduce kernel
 GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def is_fortran(shape, strides) -> bool:
+    """True when element ``strides`` are column-major for ``shape`` (and not also row-major)."""
+    return len(shape) > 1 and tuple(strides) != row_major(shape) and \
+        tuple(strides) == tuple(reversed(row_major(tuple(reversed(shape)))))
+
+
 def row_major(extents) -> tuple[int, ...]:
     """Element strides of a C-contiguous tensor."""
     out, acc = [], 1
@@ -197,4 +203,5 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
 
     temps = [b.size for b in buffers if b.role == "temp"]
     return Plan(bound, tuple(buffers), tuple(steps), out_buf, out_layout.extents, np.dtype(out_dtype),
-                tuple(path), max(temps, default=0), backend=backend)
+                tuple(path), max(temps, default=0), backend=backend,
+                out_strides=tuple(out_strides))

@@ -1,0 +1,105 @@
+"""einsum on the CUDA backend: operands in place (device arrays) or copied (numpy)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import EincShapeError, EincValueError
+from .plan import is_fortran, row_major
+from .runtime.device_arrays import DeviceView, current_stream, empty_like_library, is_device_array, view
+
+
+def _fake(shape, dtype, strides_elems):
+    """A zero-memory numpy stand-in with the right shape/strides/dtype for bind and plan."""
+    item = np.dtype(dtype).itemsize
+    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), tuple(shape),
+                                           tuple(s * item for s in strides_elems))
+
+
+def _span(v: DeviceView):
+    if not v.shape or min(v.shape) > 0:
+        lo = sum(min(0, (n - 1) * s) for n, s in zip(v.shape, v.strides))
+        hi = sum(max(0, (n - 1) * s) for n, s in zip(v.shape, v.strides))
+        return v.ptr + lo * v.itemsize, v.ptr + (hi + 1) * v.itemsize
+    return v.ptr, v.ptr
+
+
+def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy, build, cache):
+    """The CUDA half of einc.einsum (``build``/``cache`` come from api.py)."""
+    from .execute_cuda import CudaExecutable
+    from .runtime.cuda import runtime
+
+    rt = runtime(0)
+    rt.make_current()
+    device_views = [view(x, i) for i, x in enumerate(raw) if is_device_array(x)]
+    stream = rt.stream(current_stream(device_views))
+    views, uploads = [], []
+    try:
+        for i, x in enumerate(raw):
+            if is_device_array(x):
+                views.append(view(x, i))
+                continue
+            from .api import _operand, _validate
+            a = np.ascontiguousarray(_validate([_operand(x, i)])[0])
+            p = rt.alloc(a.nbytes, stream)
+            uploads.append(p)
+            rt.upload(p, a, stream)
+            views.append(DeviceView(p, a.shape, row_major(a.shape), a.dtype, "numpy", a))
+        out_view = view(out, -1) if out is not None and is_device_array(out) else None
+        key = ("cuda", rt.ordinal, spec, tuple([(v.shape, v.strides, v.dtype.char) for v in views]),
+               None if out is None else (np.shape(out), out_view.strides if out_view else np.asarray(out).strides,
+                                         out_view.dtype.char if out_view else np.asarray(out).dtype.char),
+               dtype if dtype is None else str(dtype), order, casting,
+               optimize if type(optimize) is str else repr(optimize), repr(memory_limit), strategy)
+        ex = cache.get(key)
+        if ex is None:
+            fakes = [_fake(v.shape, v.dtype, v.strides) for v in views]
+            fake_out = None
+            if out is not None:
+                fake_out = _fake(out_view.shape, out_view.dtype, out_view.strides) if out_view else out
+            plan = build(spec, fakes, fake_out, dtype, order, casting, optimize, memory_limit, strategy,
+                         compile=False, backend="cuda")
+            ex = CudaExecutable(plan, rt)
+            ex.out_order = "F" if is_fortran(plan.out_shape, plan.out_strides) else "C"
+            cache.put(key, ex)
+        plan = ex.plan
+        host_out = None
+        if out_view is not None:
+            res_view, result = out_view, out
+        elif out is not None or not device_views:  # a numpy result, through a device buffer
+            if out is not None:
+                host_out, shape = out, out.shape
+                strides, dt = tuple(s // out.itemsize for s in out.strides), out.dtype
+            else:
+                host_out = np.empty(plan.out_shape, dtype=plan.out_dtype, order=ex.out_order)
+                strides = tuple(s // host_out.itemsize for s in host_out.strides)
+                shape, dt = plan.out_shape, plan.out_dtype
+            if any(s < 0 for s in strides) or not (host_out.flags.c_contiguous or host_out.flags.f_contiguous):
+                raise EincValueError("out= for the CUDA backend must be contiguous when it is a numpy array")
+            p = rt.alloc(host_out.nbytes, stream)
+            uploads.append(p)
+            res_view, result = DeviceView(p, shape, strides, dt, "numpy", host_out), host_out
+        else:
+            result, res_view = empty_like_library(device_views, plan.out_shape, plan.out_dtype,
+                                                  ex.out_order)
+        if out is not None:
+            if tuple(res_view.shape) != tuple(plan.out_shape):
+                raise EincShapeError(f"out has shape {tuple(res_view.shape)} but the result has shape {plan.out_shape}")
+            lo, hi = _span(res_view)
+            for i, v in enumerate(views):
+                a, b = _span(v)
+                if a < hi and lo < b and v.library != "numpy":
+                    raise EincValueError(f"out overlaps operand {i}; pass a separate output array")
+        ex([v.ptr for v in views], res_view.ptr, stream)
+        if host_out is not None:
+            rt.download(host_out, res_view.ptr, stream)
+            try:
+                rt.synchronize(stream, "the CUDA stream")
+            except Exception as e:
+                steps = "; ".join(l.label for l, _ in ex.launchers)
+                raise type(e)(f"{e} while running {steps}") from e
+    finally:
+        for p in uploads:
+            rt.free(p, stream)
+    if host_out is not None and out is None and host_out.ndim == 0:
+        return host_out[()]
+    return result

@@ -1,0 +1,220 @@
+"""The CUDA runtime: NVRTC -> cubin for this device, module cache, memory, launches.
+
+Everything goes through cuda.bindings' driver API on the device's *primary* context (the
+one PyTorch and CuPy use, so einc shares their allocations and streams). Every call's
+status is checked; a failure becomes an EincCudaError naming the call (and, for a
+kernel, the step it ran).
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from ..errors import EincCompileError, EincError
+from .cache import DiskCache, digest
+
+
+class EincCudaError(EincError, RuntimeError):
+    """A CUDA driver call failed (out of memory, a kernel fault, no device...)."""
+
+
+def _driver():
+    from cuda.bindings import driver
+    return driver
+
+
+def check(result, what="CUDA call"):
+    """Unwrap cuda.bindings' ``(err, *values)`` tuples, raising EincCudaError on failure."""
+    cu = _driver()
+    err, *vals = result
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, msg = cu.cuGetErrorString(err)
+        text = msg.decode() if isinstance(msg, bytes) else str(msg)
+        raise EincCudaError(f"{what} failed: {err.name} ({text})")
+    return vals[0] if len(vals) == 1 else (vals or None)
+
+
+def available() -> bool:
+    """True when cuda-python is installed and a CUDA device is usable."""
+    try:
+        cu = _driver()
+        (err,) = cu.cuInit(0)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            return False
+        err, n = cu.cuDeviceGetCount()
+        return err == cu.CUresult.CUDA_SUCCESS and n > 0
+    except Exception:
+        return False
+
+
+def nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+    _, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def compile_cubin(source: str, name: str, options: dict, disk: DiskCache | None = None,
+                  stats=None) -> bytes:
+    """NVRTC ``source`` to cubin (no device needed); cached on disk when ``disk`` is given."""
+    from cuda.core import Program, ProgramOptions
+    key = digest(source, sorted(options.items()), nvrtc_version())
+    if disk is not None:
+        blob = disk.read(key)
+        if blob is not None:
+            if stats is not None:
+                stats.disk_hits += 1
+            return blob
+    try:
+        prog = Program(source, "c++", ProgramOptions(**options))
+        cubin = bytes(prog.compile("cubin").code)
+    except Exception as e:  # NVRTC errors carry the log in the message
+        path = _dump_source(source, name)
+        raise EincCompileError(f"NVRTC failed to compile {name}", log=str(e), source_path=path) from e
+    if stats is not None:
+        stats.compiled += 1
+    if disk is not None:
+        disk.write(key, cubin)
+    return cubin
+
+
+def _dump_source(source: str, name: str) -> str:
+    from .cache import cache_dir
+    try:
+        d = cache_dir() / "failed"
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{name}.cu"
+        path.write_text(source)
+        return str(path)
+    except OSError:
+        return "(could not write the source)"
+
+
+class CudaStats:
+    """How much compiling happened (read by tests and benchmarks)."""
+
+    def __init__(self):
+        self.compiled = 0
+        self.disk_hits = 0
+        self.loaded = 0
+
+
+class CudaRuntime:
+    """One device's context, function cache and memory helpers."""
+
+    def __init__(self, ordinal: int = 0):
+        cu = _driver()
+        self.cu = cu
+        check(cu.cuInit(0), "cuInit")
+        self.device = check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
+        self.ordinal = ordinal
+        attr = cu.CUdevice_attribute
+        major = check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.device))
+        minor = check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.device))
+        self.arch = f"sm_{major}{minor}"
+        self.sm_count = check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.device))
+        self.context = check(cu.cuDevicePrimaryCtxRetain(self.device), "cuDevicePrimaryCtxRetain")
+        self.make_current()
+        self.disk = DiskCache("cuda")
+        self.stats = CudaStats()
+        self._functions: dict = {}
+        self._modules: list = []
+        self._lock = threading.RLock()
+
+    def make_current(self):
+        """Bind the primary context to the calling thread (autograd and pools use others)."""
+        check(self.cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    # --- compiling ---------------------------------------------------------------------
+    def function(self, kernel, options: dict):
+        """The loaded CUfunction for an emitted kernel (memory cache by structural key)."""
+        key = (kernel.key, self.arch)
+        fn = self._functions.get(key)
+        if fn is not None:
+            return fn
+        with self._lock:
+            fn = self._functions.get(key)
+            if fn is None:
+                cubin = compile_cubin(kernel.source, kernel.name, options, self.disk, self.stats)
+                self.make_current()
+                module = check(self.cu.cuModuleLoadData(cubin), f"cuModuleLoadData({kernel.name})")
+                self._modules.append(module)
+                fn = check(self.cu.cuModuleGetFunction(module, kernel.name.encode()),
+                           f"cuModuleGetFunction({kernel.name})")
+                if kernel.smem > 48 * 1024:
+                    attr = self.cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                    check(self.cu.cuFuncSetAttribute(fn, attr, kernel.smem), "cuFuncSetAttribute")
+                self.stats.loaded += 1
+                self._functions[key] = fn
+        return fn
+
+    # --- memory ------------------------------------------------------------------------
+    def alloc(self, nbytes: int, stream) -> int:
+        """Stream-ordered allocation from the device's memory pool."""
+        if nbytes == 0:
+            return 0
+        try:
+            return int(check(self.cu.cuMemAllocAsync(nbytes, stream), "cuMemAllocAsync"))
+        except EincCudaError as e:
+            free, total = check(self.cu.cuMemGetInfo(), "cuMemGetInfo")
+            raise EincCudaError(f"device out of memory: asked for {nbytes} bytes, "
+                                f"{free} of {total} free ({e})") from e
+
+    def free(self, ptr: int, stream) -> None:
+        if ptr:
+            check(self.cu.cuMemFreeAsync(self.cu.CUdeviceptr(ptr), stream), "cuMemFreeAsync")
+
+    def alloc_persistent(self, nbytes: int) -> int:
+        return int(check(self.cu.cuMemAlloc(max(nbytes, 1)), "cuMemAlloc"))
+
+    def upload(self, ptr: int, host, stream) -> None:
+        if host.nbytes:
+            check(self.cu.cuMemcpyHtoDAsync(self.cu.CUdeviceptr(ptr), host.ctypes.data, host.nbytes, stream),
+                  "cuMemcpyHtoDAsync")
+
+    def download(self, host, ptr: int, stream) -> None:
+        if host.nbytes:
+            check(self.cu.cuMemcpyDtoHAsync(host.ctypes.data, self.cu.CUdeviceptr(ptr), host.nbytes, stream),
+                  "cuMemcpyDtoHAsync")
+
+    def synchronize(self, stream, what="stream") -> None:
+        check(self.cu.cuStreamSynchronize(stream), f"synchronising {what}")
+
+    def stream(self, handle: int):
+        return self.cu.CUstream(handle)
+
+
+class Launcher:
+    """A kernel with its argument block prepared once: per call only pointers change."""
+
+    def __init__(self, rt: CudaRuntime, fn, kernel, meta: bytes, nptrs: int, label: str):
+        self.rt, self.fn, self.label = rt, fn, label
+        self.grid, self.block, self.smem = kernel.grid, kernel.block, kernel.smem
+        self.ptrs = [ctypes.c_void_p(0) for _ in range(nptrs)]
+        self.meta = ctypes.create_string_buffer(meta, max(len(meta), 1))
+        addrs = [ctypes.addressof(p) for p in self.ptrs] + [ctypes.addressof(self.meta)]
+        self.params = (ctypes.c_void_p * len(addrs))(*addrs)
+        self.params_addr = ctypes.addressof(self.params)
+
+    def __call__(self, pointers, stream) -> None:
+        for holder, value in zip(self.ptrs, pointers):
+            holder.value = value
+        g, b = self.grid, self.block
+        err, = self.rt.cu.cuLaunchKernel(self.fn, g[0], g[1], g[2], b[0], b[1], b[2], self.smem,
+                                         stream, self.params_addr, 0)
+        if err != self.rt.cu.CUresult.CUDA_SUCCESS:
+            check((err,), f"launching {self.label}")
+
+
+_RUNTIMES: dict = {}
+_LOCK = threading.Lock()
+
+
+def runtime(ordinal: int = 0) -> CudaRuntime:
+    """The process-wide runtime for device ``ordinal`` (created on first use)."""
+    rt = _RUNTIMES.get(ordinal)
+    if rt is None:
+        with _LOCK:
+            rt = _RUNTIMES.get(ordinal)
+            if rt is None:
+                rt = _RUNTIMES[ordinal] = CudaRuntime(ordinal)
+    return rt

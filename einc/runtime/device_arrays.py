@@ -1,0 +1,161 @@
+"""Device-array interop: CUDA Array Interface (CuPy, PyTorch, Numba) and DLPack.
+
+An operand becomes a DeviceView (pointer, shape, element strides, dtype) used in place;
+results are allocated by the operands' own library (torch.empty, cupy.empty) so the
+caller gets its kind of array back, produced on its current stream.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import EincTypeError
+
+KDL_CUDA, KDL_CUDA_MANAGED = 2, 13
+
+
+@dataclass
+class DeviceView:
+    """A strided device tensor einc can address; ``owner`` keeps the producer alive."""
+
+    ptr: int
+    shape: tuple
+    strides: tuple  # elements
+    dtype: np.dtype
+    library: str  # "torch", "cupy", "dlpack", "cai"
+    owner: object
+    stream: int | None = None  # CAI v3: the producer's stream, if it gave one
+
+    # numpy-like attributes so bind() and the call signature treat it like an array
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def byte_strides(self):
+        return tuple(s * self.dtype.itemsize for s in self.strides)
+
+
+def is_device_array(x) -> bool:
+    """True for objects living in CUDA memory (CAI, or DLPack on a CUDA device)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    dev = getattr(x, "__dlpack_device__", None)
+    if dev is not None:
+        try:
+            return dev()[0] in (KDL_CUDA, KDL_CUDA_MANAGED)
+        except Exception:
+            return False
+    return False
+
+
+def _library(x) -> str:
+    mod = type(x).__module__.split(".")[0]
+    return {"torch": "torch", "cupy": "cupy"}.get(mod, "cai")
+
+
+def view(x, i: int) -> DeviceView:
+    """Describe device operand ``i`` without copying it."""
+    lib = _library(x)
+    if lib == "torch":
+        import torch
+        if x.dtype == torch.bfloat16:
+            raise EincTypeError(f"operand {i} is bfloat16, which einc's CUDA backend does not take yet")
+        x = x.detach()
+        dt = np.dtype(str(x.dtype).replace("torch.", "").replace("bool", "bool"))
+        return DeviceView(x.data_ptr(), tuple(x.shape), tuple(x.stride()), dt, lib, x)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        dt = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        if cai.get("strides") is None:
+            from ..plan import row_major
+            strides = row_major(shape)
+        else:
+            if any(s % dt.itemsize for s in cai["strides"]):
+                raise EincTypeError(f"operand {i} has strides that are not whole elements")
+            strides = tuple(s // dt.itemsize for s in cai["strides"])
+        return DeviceView(int(cai["data"][0] or 0), shape, strides, dt, lib, x, cai.get("stream"))
+    return _from_dlpack(x, i)
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CODES = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
+
+
+def _from_dlpack(x, i: int) -> DeviceView:
+    capsule = x.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    addr = get(capsule, b"dltensor")  # DLManagedTensor starts with its DLTensor
+    t = _DLTensor.from_address(addr)
+    kind = _DL_CODES.get(t.dtype.code)
+    if kind is None or t.dtype.lanes != 1:
+        raise EincTypeError(f"operand {i}: DLPack dtype code {t.dtype.code} is not supported")
+    dt = np.dtype("bool") if kind == "b" else np.dtype(f"{kind}{t.dtype.bits // 8}")
+    shape = tuple(t.shape[d] for d in range(t.ndim))
+    if t.strides:
+        strides = tuple(t.strides[d] for d in range(t.ndim))
+    else:
+        from ..plan import row_major
+        strides = row_major(shape)
+    ptr = (t.data or 0) + t.byte_offset
+    return DeviceView(ptr, shape, strides, dt, "dlpack", (x, capsule))
+
+
+def current_stream(views) -> int:
+    """The caller's current stream: torch's or CuPy's for their arrays, else the legacy 0."""
+    for v in views:
+        if v.library == "torch":
+            import torch
+            return torch.cuda.current_stream(v.owner.device).cuda_stream
+        if v.library == "cupy":
+            import cupy
+            return cupy.cuda.get_current_stream().ptr
+    for v in views:
+        if v.stream not in (None, 1, 2):
+            return v.stream
+    return 0
+
+
+_TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int16", "int32": "int32",
+                 "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
+                 "complex64": "complex64", "complex128": "complex128"}
+
+
+def empty_like_library(views, shape, dtype: np.dtype, order: str = "C"):
+    """(array, DeviceView) for a new result in the operands' library, on their device."""
+    for v in views:
+        if v.library == "torch":
+            import torch
+            t = torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype.name]), device=v.owner.device)
+            if order == "F" and len(shape) > 1:
+                t = torch.empty(shape[::-1], dtype=t.dtype, device=t.device).permute(*range(len(shape) - 1, -1, -1))
+            return t, view(t, -1)
+        if v.library == "cupy":
+            import cupy
+            a = cupy.empty(shape, dtype=dtype, order=order)
+            return a, view(a, -1)
+    try:
+        import cupy
+        a = cupy.empty(shape, dtype=dtype, order=order)
+        return a, view(a, -1)
+    except ImportError:
+        import torch
+        t = torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype.name]), device="cuda")
+        return t, view(t, -1)
