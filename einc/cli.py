@@ -51,6 +51,9 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
+    if args.backend == "cuda":
+        from .bench_cuda import run_cuda_bench
+        return run_cuda_bench(save=not args.no_save, repeat=args.repeat)
     from .bench import run_bench
     return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)
 
@@ -75,7 +78,7 @@ def main(argv=None):
     q = sub.add_parser("demo", help="run representative contractions against numpy")
     q.set_defaults(fn=cmd_demo)
     q = sub.add_parser("bench", help="benchmark einc against numpy and opt_einsum")
-    q.add_argument("--backend", default="cpu", choices=["cpu"])
+    q.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
     q.add_argument("--suite", default="core")
     q.add_argument("--repeat", type=int, default=5)
     q.add_argument("--no-save", action="store_true")

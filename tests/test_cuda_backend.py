@@ -1,0 +1,121 @@
+"""The CUDA backend against numpy: the differential suite again, on the GPU (marked gpu)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+import einc
+from oracle import assert_matches
+from test_differential import DTYPES, einsums, make_array
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(einsums())
+def test_random_einsums_on_gpu(case):
+    subscripts, shapes, dtypes, noncontig, strategy, seed = case
+    rng = np.random.default_rng(seed)
+    ops = [make_array(rng, s, d, nc) for s, d, nc in zip(shapes, dtypes, noncontig)]
+    try:
+        np.einsum(subscripts, *[np.zeros(o.shape) for o in ops], optimize=True)
+    except ValueError:
+        assume(False)
+    got = einc.einsum(subscripts, *ops, strategy=strategy, backend="cuda")
+    terms = max(1, int(np.prod([max(1, n) for s in shapes for n in s])))
+    assert_matches(got, subscripts, *ops, terms=terms)
+
+
+RAGGED = [(31, 33, 17), (63, 65, 33), (1, 1, 1), (129, 7, 300), (5, 200, 0)]
+
+
+@pytest.mark.parametrize("m,n,k", RAGGED)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "int64"])
+@pytest.mark.parametrize("strategy", ["gett", "reduce", "generic"])
+def test_ragged_gemm_poisoned_output(torch, m, n, k, dtype, strategy):
+    rng = np.random.default_rng(m + n + k)
+    a = make_array(rng, (m, k), dtype, 0)
+    b = make_array(rng, (k, n), dtype, 0)
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    out = torch.full((m, n), float("nan") if np.dtype(dtype).kind == "f" else -7,
+                     dtype=ta.dtype, device="cuda")
+    r = einc.einsum("ij,jk->ik", ta, tb, out=out, strategy=strategy)
+    assert r is out
+    assert_matches(out.cpu().numpy(), "ij,jk->ik", a, b, terms=max(k, 1))
+
+
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("bij,bjk->bik", [(0, 3, 4), (0, 4, 5)]),       # zero-size batch
+    ("ij,jk->ik", [(0, 4), (4, 5)]),                # M = 0
+    ("ij,jk->ik", [(3, 0), (0, 5)]),                # K = 0
+    ("...ij,...jk->...ik", [(2, 3, 4), (1, 4, 5)]),  # broadcasting
+    ("ii->i", [(7, 7)]), ("ii->", [(300, 300)]), ("iij->j", [(4, 4, 5)]),  # diagonals
+    ("ij,ij->i", [(1000, 333), (1000, 333)]), ("ij->j", [(513, 1000)]), ("ij->ji", [(300, 500)]),
+    ("ij,ij->ij", [(100, 77), (100, 77)]), ("i,j->ij", [(100,), (33,)]),
+    ("abcd,dbea->ec", [(7, 9, 11, 13), (13, 9, 5, 7)]),
+    ("ijk,jkl->il", [(31, 33, 17), (33, 17, 19)]),
+    ("ij,jk,kl->il", [(30, 40), (40, 50), (50, 20)]),
+    (",ij->ij", [(), (3, 4)]),
+])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fixed_cases_every_dtype(torch, subscripts, shapes, dtype):
+    rng = np.random.default_rng(len(subscripts))
+    ops = [make_array(rng, s, dtype, 0) for s in shapes]
+    assert_matches(einc.einsum(subscripts, *ops, backend="cuda"), subscripts, *ops, terms=1024)
+
+
+def test_torch_in_torch_out_noncontiguous(torch):
+    a = torch.randn(64, 80, device="cuda", dtype=torch.float64)[::2, 1::2]
+    b = torch.randn(96, 40, device="cuda", dtype=torch.float64).t()[:, ::3]
+    r = einc.einsum("ij,jk->ik", a, b)
+    assert isinstance(r, torch.Tensor) and r.device.type == "cuda"
+    np.testing.assert_allclose(r.cpu().numpy(), (a @ b).cpu().numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_int8_matmul_on_gpu_wraps_like_numpy(torch):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (130, 257)).astype(np.int8)
+    b = rng.integers(-128, 128, (257, 66)).astype(np.int8)
+    r = einc.einsum("ij,jk->ik", torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda())
+    np.testing.assert_array_equal(r.cpu().numpy(), np.einsum("ij,jk->ik", a, b))
+
+
+def test_cupy_in_cupy_out():
+    cupy = pytest.importorskip("cupy")
+    a = cupy.random.rand(50, 60)
+    b = cupy.random.rand(60, 70)
+    r = einc.einsum("ij,jk->ik", a, b)
+    assert isinstance(r, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(r), cupy.asnumpy(a @ b), rtol=1e-10)
+
+
+def test_caller_stream_is_used(torch):
+    s = torch.cuda.Stream()
+    a = torch.randn(512, 512, device="cuda")
+    with torch.cuda.stream(s):
+        b = a * 2  # produced on s
+        r = einc.einsum("ij,jk->ik", b, b)  # must run on s, after b
+    s.synchronize()
+    np.testing.assert_allclose(r.cpu().numpy(), (b @ b).cpu().numpy(), rtol=1e-3, atol=1e-2)
+
+
+def test_disk_cache_second_process(tmp_path):
+    import os, subprocess, sys, textwrap
+    code = textwrap.dedent("""
+        import numpy as np, einc
+        from einc.runtime.cuda import runtime
+        einc.einsum("ij,jk->ik", np.ones((70, 80), np.float32), np.ones((80, 90), np.float32), backend="cuda")
+        print(runtime().stats.compiled, runtime().stats.disk_hits)
+    """)
+    env = dict(os.environ, EINC_CACHE_DIR=str(tmp_path))
+    run = lambda: list(map(int, subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                               text=True, check=True).stdout.split()))
+    first, second = run(), run()
+    assert first[0] >= 1
+    assert second[0] == 0 and second[1] >= 1  # the second process loads cubins from disk
