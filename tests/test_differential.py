@@ -35,7 +35,7 @@ def make_array(rng, shape, dtype, noncontig):
 
 @st.composite
 def einsums(draw):
-    nops = draw(st.integers(1, 5))
+    nops = draw(st.integers(1, 6))
     sizes = {l: draw(st.sampled_from([1, 2, 3, 4, 5] if draw(st.integers(0, 12)) else [0]))
              for l in LABELS}
     use_ell = draw(st.integers(0, 3)) == 0
