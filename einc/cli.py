@@ -19,7 +19,7 @@ def parse_shapes(text: str):
 def _plan(args):
     from .api import plan_for
     return plan_for(args.subscripts, parse_shapes(args.shapes), args.dtype, optimize=args.optimize,
-                    strategy=args.strategy)
+                    strategy=args.strategy, backend=args.backend)
 
 
 def cmd_explain(args):
@@ -28,12 +28,20 @@ def cmd_explain(args):
 
 
 def cmd_compile(args):
-    from .execute import kernel_source
-    plan = _plan(args)
-    if args.target != "llvm":
-        raise EincError(f"--target {args.target} is not available in this build (use llvm)")
+    if args.target not in ("llvm", "cuda"):
+        raise EincError(f"--target {args.target}: use llvm or cuda")
+    from .api import plan_for
+    plan = plan_for(args.subscripts, parse_shapes(args.shapes), args.dtype, optimize=args.optimize,
+                    strategy=args.strategy, backend="cpu" if args.target == "llvm" else "cuda")
     chunks = []
     for i, step in enumerate(plan.steps):
+        if args.target == "cuda":
+            from .codegen.cuda.emit import emit_step
+            k = emit_step(plan, step, args.arch)
+            chunks.append(f"// ===== einc step {i} of {len(plan.steps)}: {step.text}  strategy={step.strategy}\n"
+                          f"// compile: nvcc -arch={args.arch} -c FILE.cu   (or NVRTC)\n{k.source}")
+            continue
+        from .execute import kernel_source
         _, build = kernel_source(plan, step)
         text, name = build()
         chunks.append(f"; einc step {i}: {step.text}  strategy={step.strategy}  kernel={name}\n{text}")
@@ -71,8 +79,11 @@ def main(argv=None):
         q.add_argument("--dtype", default="float64")
         q.add_argument("--optimize", default="auto")
         q.add_argument("--strategy", default=None, choices=["generic", "reduce", "gett"])
+        if name == "explain":
+            q.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
         if name == "compile":
-            q.add_argument("--target", default="llvm")
+            q.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
+            q.add_argument("--arch", default="sm_90", help="CUDA architecture for --target cuda")
             q.add_argument("-o", "--output")
         q.set_defaults(fn=fn)
     q = sub.add_parser("demo", help="run representative contractions against numpy")
