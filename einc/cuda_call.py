@@ -30,20 +30,20 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
 
     rt = runtime(0)
     rt.make_current()
-    device_views = [view(x, i) for i, x in enumerate(raw) if is_device_array(x)]
+    views = [view(x, i) if is_device_array(x) else None for i, x in enumerate(raw)]
+    device_views = [v for v in views if v is not None]
     stream = rt.stream(current_stream(device_views))
-    views, uploads = [], []
+    uploads = []
     try:
         for i, x in enumerate(raw):
-            if is_device_array(x):
-                views.append(view(x, i))
+            if views[i] is not None:
                 continue
             from .api import _operand, _validate
             a = np.ascontiguousarray(_validate([_operand(x, i)])[0])
             p = rt.alloc(a.nbytes, stream)
             uploads.append(p)
             rt.upload(p, a, stream)
-            views.append(DeviceView(p, a.shape, row_major(a.shape), a.dtype, "numpy", a))
+            views[i] = DeviceView(p, a.shape, row_major(a.shape), a.dtype, "numpy", a)
         out_view = view(out, -1) if out is not None and is_device_array(out) else None
         key = ("cuda", rt.ordinal, spec, tuple([(v.shape, v.strides, v.dtype.char) for v in views]),
                None if out is None else (np.shape(out), out_view.strides if out_view else np.asarray(out).strides,

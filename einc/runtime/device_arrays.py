@@ -55,6 +55,9 @@ def is_device_array(x) -> bool:
     return False
 
 
+_TORCH_TO_NP: dict = {}
+
+
 def _library(x) -> str:
     mod = type(x).__module__.split(".")[0]
     return {"torch": "torch", "cupy": "cupy"}.get(mod, "cai")
@@ -68,7 +71,9 @@ def view(x, i: int) -> DeviceView:
         if x.dtype == torch.bfloat16:
             raise EincTypeError(f"operand {i} is bfloat16, which einc's CUDA backend does not take yet")
         x = x.detach()
-        dt = np.dtype(str(x.dtype).replace("torch.", "").replace("bool", "bool"))
+        dt = _TORCH_TO_NP.get(x.dtype)
+        if dt is None:
+            dt = _TORCH_TO_NP[x.dtype] = np.dtype(str(x.dtype).replace("torch.", ""))
         return DeviceView(x.data_ptr(), tuple(x.shape), tuple(x.stride()), dt, lib, x)
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
