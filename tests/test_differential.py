@@ -77,9 +77,8 @@ def einsums(draw):
     return subscripts, shapes, dtypes, noncontig, strategy, seed
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(einsums())
-def test_random_einsums_match_numpy(case):
+def check_random_case(case, backend):
+    """Run one generated einsum on ``backend`` and compare it with numpy."""
     subscripts, shapes, dtypes, noncontig, strategy, seed = case
     rng = np.random.default_rng(seed)
     ops = [make_array(rng, s, d, nc) for s, d, nc in zip(shapes, dtypes, noncontig)]
@@ -87,9 +86,15 @@ def test_random_einsums_match_numpy(case):
         np.einsum(subscripts, *[np.zeros(o.shape) for o in ops], optimize=True)
     except ValueError:
         assume(False)  # not a valid einsum for numpy (the generator over-approximates)
-    got = einc.einsum(subscripts, *ops, strategy=strategy)
+    got = einc.einsum(subscripts, *ops, strategy=strategy, backend=backend)
     terms = max(1, int(np.prod([max(1, n) for s in shapes for n in s])))
     assert_matches(got, subscripts, *ops, terms=terms)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(einsums())
+def test_random_einsums_match_numpy(case):
+    check_random_case(case, "cpu")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
