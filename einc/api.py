@@ -58,7 +58,7 @@ def _validate(arrays):
     fixed = []
     for i, x in enumerate(arrays):
         check_supported(x.dtype, f"operand {i}")
-        fixed.append(np.ascontiguousarray(x) if any(s % x.itemsize for s in x.strides) else x)
+        fixed.append(x.copy(order="C") if any(s % x.itemsize for s in x.strides) else x)
     return fixed
 
 
@@ -226,7 +226,7 @@ def _cuda_usable() -> bool:
 
 def _run(ex, arrays, out):
     if ex.copies:
-        arrays = [np.ascontiguousarray(a) if i in ex.copies else a for i, a in enumerate(arrays)]
+        arrays = [a.copy(order="C") if i in ex.copies else a for i, a in enumerate(arrays)]
     if ex.view is not None and out is None:
         shape, strides = ex.view
         return np.lib.stride_tricks.as_strided(arrays[0], shape, strides, writeable=arrays[0].flags.writeable)

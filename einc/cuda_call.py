@@ -39,7 +39,9 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
             if views[i] is not None:
                 continue
             from .api import _operand, _validate
-            a = np.ascontiguousarray(_validate([_operand(x, i)])[0])
+            a = _validate([_operand(x, i)])[0]
+            if not a.flags.c_contiguous:  # (np.ascontiguousarray would turn 0-d into 1-d)
+                a = a.copy(order="C")
             p = rt.alloc(a.nbytes, stream)
             uploads.append(p)
             rt.upload(p, a, stream)
