@@ -27,7 +27,9 @@ struct __align__(8) einc_c64 { float re, im; };     // numpy complex64
 struct __align__(16) einc_c128 { double re, im; };  // numpy complex128
 
 // binary16 <-> binary32/64 by PTX cvt (round to nearest even, as numpy does), so no
-// cuda_fp16.h is needed.
+// cuda_fp16.h is needed. (EINC_HOST_EMULATION: the CPU emulator in
+// tests/test_cuda_codegen.py compiles these files as plain C++ and brings its own.)
+#ifndef EINC_HOST_EMULATION
 __device__ __forceinline__ float einc_h2f(unsigned short h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -43,6 +45,7 @@ __device__ __forceinline__ unsigned short einc_d2h(double d) {
   asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d));
   return h;
 }
+#endif
 
 // ---------------------------------------------------------------------------------------
 // cast<To>(from) between the natural types (bool, integers, float, double, complex).
@@ -197,6 +200,24 @@ __device__ __forceinline__ void add_offsets(long long q, int n, const long long 
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------
+// Metadata of the loop-nest kernels, `generic` and `reduce` (all fields 8 bytes: no padding).
+//   T = 1 + number of operands; stride tables are indexed [tensor][mode], tensor 0 the
+//   result. R bounds the number of free modes and of outer summed modes separately.
+template <int R, int T> struct EincLoopMeta {
+  long long total;        // output elements
+  long long team;         // reduce_rows: threads that cooperate on one output (2^k)
+  long long nfree;        // free modes used, in free_ext[0..nfree)
+  long long nouter;       // outer summed modes used, in sum_ext[0..nouter)
+  long long outer_total;  // product of the outer summed extents (0 if one of them is 0)
+  long long inner;        // extent of the innermost summed mode (1 when nothing is summed)
+  long long inner_stride[T];
+  long long free_ext[R];
+  long long free_stride[T][R];
+  long long sum_ext[R];
+  long long sum_stride[T][R];
+};
 
 // A run of N elements of type S that the hardware loads in one instruction.
 template <class S, int N> struct __align__(sizeof(S) * N) EincVec { S v[N]; };

@@ -1,0 +1,479 @@
+"""CUDA C for one plan step: the kernel family's .cuh text plus a small specialisation.
+
+The kernels themselves are real CUDA C++ in ``kernels/*.cuh`` (read those first). This
+module decides only what depends on the step: which family and variant, template
+arguments (dtypes, rank bound, which mode groups use offset tables, tile shape), the
+launch geometry, and the by-value metadata (extents, strides, table pointers). Sizes and
+strides never appear in the source, so every step of one structure shares one kernel:
+
+>>> import einc.api
+>>> from einc.codegen.cuda.emit import emit_step
+>>> p = einc.api.plan_for("ij,jk->ik", [(64, 32), (32, 16)], "float32", backend="cuda")
+>>> k = emit_step(p, p.steps[0])
+>>> k.name.startswith("einc_gett_"), k.block, len(k.meta([])) == k.meta_size
+(True, (256, 1, 1), True)
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...ir import EllipsisDim, Plan, Step
+
+KERNELS = Path(__file__).parent / "kernels"
+VERSION = "cuda-v1"  # bump when a kernel's code changes meaning; part of every key
+SM_COUNT = 132  # H200; only used to size grids and teams (kernels are grid-stride)
+GRID_CAP = 65535  # blocks per launch; grid-stride loops cover the rest
+SUMMED = ("k", "sum")
+
+# numpy dtype -> (storage C type, short tag)
+_STORAGE = {
+    "bool": ("einc_bool", "b1"), "int8": ("signed char", "i8"), "uint8": ("unsigned char", "u8"),
+    "int16": ("short", "i16"), "int32": ("int", "i32"), "int64": ("long long", "i64"),
+    "float16": ("einc_half", "f16"), "float32": ("float", "f32"), "float64": ("double", "f64"),
+    "complex64": ("einc_c64", "c64"), "complex128": ("einc_c128", "c128"),
+}
+# compute dtype -> (TC: numpy's compute type in C, TA: what the kernel accumulates in).
+# Integers accumulate wide and unsigned (defined wrap-around); truncation to TC on store
+# gives numpy's wrapped result.
+_COMPUTE = {
+    "bool": ("bool", "bool"), "int8": ("signed char", "unsigned"),
+    "uint8": ("unsigned char", "unsigned"), "int16": ("short", "unsigned"),
+    "int32": ("int", "unsigned"), "int64": ("long long", "unsigned long long"),
+    "float16": ("float", "float"), "float32": ("float", "float"), "float64": ("double", "double"),
+    "complex64": ("einc_c64", "einc_c64"), "complex128": ("einc_c128", "einc_c128"),
+}
+_ACC_SIZE = {"bool": 1, "unsigned": 4, "unsigned long long": 8, "float": 4, "double": 8,
+             "einc_c64": 8, "einc_c128": 16}
+
+# gett tile configurations: (BM, BN, BK, RM, RN)
+GETT_TILES = {
+    "128x128x8": (128, 128, 8, 8, 8),
+    "64x64x8": (64, 64, 8, 4, 4),
+}
+
+
+@dataclass(frozen=True)
+class CudaStepKernel:
+    """One step's kernel: source, entry name, launch geometry and metadata layout.
+
+    ``meta(table_ptrs)`` packs the by-value metadata struct, given the device addresses
+    of ``tables`` (uploaded by the runtime, in order).
+    """
+
+    name: str
+    source: str
+    key: tuple
+    grid: tuple
+    block: tuple
+    smem: int
+    tables: tuple
+    meta_size: int
+    words: tuple = field(default=(), repr=False, compare=False)  # int, or ("table", i)
+
+    def meta(self, table_ptrs: list) -> bytes:
+        """The metadata struct's bytes (little-endian 8-byte fields, the C layout)."""
+        if len(table_ptrs) != len(self.tables):
+            raise ValueError(f"{self.name} needs {len(self.tables)} table pointers, got {len(table_ptrs)}")
+        out = bytearray()
+        for w in self.words:
+            if isinstance(w, tuple):
+                out += struct.pack("<Q", int(table_ptrs[w[1]]))
+            else:
+                out += struct.pack("<q", int(w))
+        assert len(out) == self.meta_size
+        return bytes(out)
+
+
+def compile_options(arch: str) -> dict:
+    """``cuda.core.ProgramOptions`` keyword arguments for every emitted kernel.
+
+    NVRTC 13.0 (the H200 image's) treats the generic lambdas inside our kernels as host
+    code unless unannotated functions default to device; newer NVRTCs and nvcc don't
+    need it, and it changes nothing else (every function we emit is device code).
+
+    >>> compile_options("sm_90")
+    {'arch': 'sm_90', 'std': 'c++17', 'device_as_default_execution_space': True}
+    """
+    return {"arch": arch, "std": "c++17", "device_as_default_execution_space": True}
+
+
+def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | None = None) -> CudaStepKernel:
+    """The CUDA kernel for ``step`` of ``plan`` (family from ``step.strategy``).
+
+    ``arch`` does not change the source today (the runtime compiles for it); it is
+    accepted so that tile choices may depend on it later. ``gett_tile`` forces one of
+    ``GETT_TILES`` (tests use it to run the large tile on a small problem).
+    """
+    dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype)
+                                                            for o in step.operands]
+    compute = np.dtype(step.compute)
+    if step.strategy == "gett" and _gett_applies(step, dtypes, compute):
+        return _emit_gett(step, dtypes, compute, gett_tile)
+    if step.strategy in ("gett", "reduce"):
+        return _emit_reduce(step, dtypes, compute)
+    return _emit_generic(step, dtypes, compute)
+
+
+# --------------------------------------------------------------------------------------
+# shared helpers
+
+def _cuh(name: str) -> str:
+    """A kernel file's text, ready to paste (its own #pragma once / #include removed)."""
+    lines = (KERNELS / name).read_text().splitlines()
+    keep = [l for l in lines if l.strip() != "#pragma once" and not l.startswith('#include "')]
+    return "\n".join(keep).strip("\n") + "\n"
+
+
+def _label(l) -> str:
+    return "…" if isinstance(l, EllipsisDim) else str(l)
+
+
+def _name(family: str, key: tuple, dtypes) -> str:
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:10]
+    tags = _STORAGE[dtypes[0].name][1] + "_" + "".join(_STORAGE[d.name][1] for d in dtypes[1:])
+    return f"einc_{family}_{tags}_{digest}"
+
+
+def _types(dtypes, compute):
+    """(TOut, TC, TA, [TIn...]) C type names."""
+    tc, ta = _COMPUTE[compute.name]
+    return _STORAGE[dtypes[0].name][0], tc, ta, [_STORAGE[d.name][0] for d in dtypes[1:]]
+
+
+def _header(step, family_line, dtypes, compute, modes_line, launch_lines) -> str:
+    tout, tc, ta, tin = _types(dtypes, compute)
+    lines = [
+        "// einc generated kernel (one self-contained translation unit: NVRTC or nvcc -c)",
+        f"// step:     {step.text or '(unnamed)'}",
+        f"// strategy: {family_line}",
+        f"// modes:    {modes_line}",
+        f"// dtypes:   result {dtypes[0].name} <- " + ", ".join(d.name for d in dtypes[1:])
+        + f"; compute {compute.name} (accumulated as {ta})",
+    ]
+    lines += [f"// {l}" for l in launch_lines]
+    lines.append("// Sizes and strides are run-time metadata (passed by value): this source is the")
+    lines.append("// same for every step of this structure.")
+    return "\n".join(lines) + "\n"
+
+
+def _assemble(header: str, files, spec: str) -> str:
+    parts = [header]
+    for f in files:
+        parts.append(f"\n// ---------------- kernels/{f} ----------------\n")
+        parts.append(_cuh(f))
+    parts.append("\n// ---------------- specialisation ----------------\n")
+    parts.append(spec)
+    return "".join(parts)
+
+
+def _params(n_in: int) -> str:
+    return ", ".join(["void* out"] + [f"const void* in{i}" for i in range(n_in)])
+
+
+def _pow2_at_least(n: int, lo: int) -> int:
+    r = lo
+    while r < n:
+        r *= 2
+    return r
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# --------------------------------------------------------------------------------------
+# generic and reduce: loop nests over modes
+
+def _loop_modes(step: Step, merge: bool):
+    """(free, summed) lists of (extent, strides-per-tensor), ordered for the kernels.
+
+    Free modes: the output's largest stride first, so the last (fastest-decoded) one is
+    the output's unit-stride mode and adjacent threads write adjacent elements. Summed
+    modes: largest input stride first, so the innermost loop walks the inputs' smallest
+    stride. With ``merge``, neighbours that every tensor walks as one are fused.
+    """
+    nt = len(step.strides)
+    col = lambda j: tuple(step.strides[t][j] for t in range(nt))
+    free = [j for j, m in enumerate(step.modes) if m.kind not in SUMMED]
+    summ = [j for j, m in enumerate(step.modes) if m.kind in SUMMED]
+    free.sort(key=lambda j: -abs(step.strides[0][j]))
+
+    def in_key(j):
+        s = [abs(step.strides[t][j]) for t in range(1, nt) if step.strides[t][j] != 0]
+        return (-(min(s) if s else 0), sum(x == 1 for x in s))
+    summ.sort(key=in_key)
+    free = [(step.modes[j].extent, col(j)) for j in free]
+    summ = [(step.modes[j].extent, col(j)) for j in summ]
+    if merge:
+        free, summ = _merge(free), _merge(summ)
+    return free, summ
+
+
+def _merge(modes):
+    out = []
+    for ext, st in modes:
+        if out:
+            pe, ps = out[-1]
+            if all(a == b * ext for a, b in zip(ps, st)):
+                out[-1] = (pe * ext, st)
+                continue
+        out.append((ext, st))
+    return out
+
+
+def _loop_words(nt, rank, free, outer, inner, team):
+    """EincLoopMeta<rank, nt> as 8-byte words (see common.cuh for the field order)."""
+    total = int(np.prod([e for e, _ in free], dtype=np.int64)) if free else 1
+    outer_total = int(np.prod([e for e, _ in outer], dtype=np.int64)) if outer else 1
+    inner_ext, inner_st = inner if inner is not None else (1, (0,) * nt)
+    words = [total, team, len(free), len(outer), outer_total, inner_ext, *inner_st]
+    for group in (free, outer):
+        ext = [e for e, _ in group] + [1] * (rank - len(group))
+        words += ext
+        for t in range(nt):
+            words += [st[t] for _, st in group] + [0] * (rank - len(group))
+    return words, total
+
+
+def _modes_line(step: Step) -> str:
+    return "  ".join(f"{_label(m.label)}:{m.kind}" for m in step.modes) or "(none: a scalar copy)"
+
+
+def _emit_generic(step: Step, dtypes, compute) -> CudaStepKernel:
+    nt = len(dtypes)
+    free, summ = _loop_modes(step, merge=False)
+    inner = summ[-1] if summ else None
+    outer = summ[:-1]
+    rank = _pow2_at_least(max(len(free), len(outer)), 8)
+    words, total = _loop_words(nt, rank, free, outer, inner, 1)
+    tout, tc, ta, tin = _types(dtypes, compute)
+    key = (VERSION, "generic", rank, nt, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
+    name = _name("generic", key, dtypes)
+    block = 256
+    grid = max(1, min(_cdiv(total, block), GRID_CAP))
+    targs = ", ".join([str(rank), str(nt), tout, tc, ta, *tin])
+    ins = ", ".join(f"in{i}" for i in range(nt - 1))
+    # An explicit blocks-per-SM bound: with the thread bound alone ptxas may pick a tiny
+    # register budget and spill.
+    minb = 4 if _ACC_SIZE[ta] <= 8 else 2
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({block}, {minb})\n"
+            f"{name}({_params(nt - 1)}, const EincLoopMeta<{rank}, {nt}> meta) {{\n"
+            f"  const void* in[{nt - 1}] = {{{ins}}};\n"
+            f"  einc_generic<{targs}>(out, in, meta);\n}}\n")
+    header = _header(step, f"generic (one thread per output element; MAX_RANK {rank} free and {rank} summed modes)",
+                     dtypes, compute, _modes_line(step),
+                     [f"launch:   1-D grid of {block}-thread blocks, one thread per output, grid-stride "
+                      f"(grid capped at {GRID_CAP}); no shared memory",
+                      f"metadata: EincLoopMeta<{rank}, {nt}>, {8 * len(words)} bytes"])
+    source = _assemble(header, ["common.cuh", "generic.cuh"], spec)
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (block, 1, 1), 0, (), 8 * len(words),
+                          tuple(words))
+
+
+def _unroll(n_in: int) -> int:
+    return 4 if n_in <= 2 else 2 if n_in <= 4 else 1
+
+
+def _emit_reduce(step: Step, dtypes, compute) -> CudaStepKernel:
+    nt, n_in = len(dtypes), len(dtypes) - 1
+    free, summ = _loop_modes(step, merge=True)
+    inner = summ[-1] if summ else None
+    outer = summ[:-1]
+    # rows: the inputs' unit-stride mode is the summed inner loop and not the output's
+    # fastest mode (or the output is a scalar): a team of threads per output.
+    rows = inner is not None and (
+        not free
+        or (any(abs(s) == 1 for s in inner[1][1:])
+            and not any(abs(s) == 1 for s in free[-1][1][1:])))
+    rank = _pow2_at_least(max(len(free), len(outer), 1), 4)
+    tout, tc, ta, tin = _types(dtypes, compute)
+    U = _unroll(n_in)
+    ins = ", ".join(f"in{i}" for i in range(n_in))
+    if rows:
+        unit = all(s == 1 for s in inner[1][1:])
+        max_size = max(d.itemsize for d in dtypes[1:])
+        ve = max(1, 16 // max_size) if unit else 1
+        total = int(np.prod([e for e, _ in free], dtype=np.int64)) if free else 1
+        team = min(32, _pow2_at_least(_cdiv(max(inner[0], 1), ve * U), 1))
+        while team < 256 and total * team < SM_COUNT * 2048 and inner[0] >= team * 2 * ve * U:
+            team *= 2
+        block = 256
+        words, total = _loop_words(nt, rank, free, outer, inner, team)
+        grid = max(1, min(_cdiv(total, block // team), GRID_CAP))
+        minb = 2  # 128 registers: U vector loads per input in flight
+        key = (VERSION, "reduce_rows", rank, nt, U, unit, dtypes[0].name, compute.name,
+               tuple(d.name for d in dtypes[1:]))
+        name = _name("reduce_rows", key, dtypes)
+        targs = ", ".join([str(rank), str(nt), str(U), "true" if unit else "false", tout, tc, ta, *tin])
+        call = f"einc_reduce_rows<{targs}>(out, in, meta);"
+        family = (f"reduce, rows: a team of threads per output sums the inner (unit-stride) mode "
+                  f"{'with 16-byte vector loads' if unit and ve > 1 else 'with coalesced scalar loads'}, "
+                  f"{U} accumulators per lane; xor-shuffle + shared-memory team reduction")
+        launch = [f"launch:   1-D grid of 256-thread blocks holding 256/team teams "
+                  f"(team = meta.team, a power of two <= 256), block-strided over outputs "
+                  f"(grid capped at {GRID_CAP}); static shared memory only"]
+    else:
+        block = 256
+        total = int(np.prod([e for e, _ in free], dtype=np.int64)) if free else 1
+        n_inner = inner[0] if inner is not None else 1
+        # Split each sum over S slices of the block only when the outputs alone cannot
+        # fill the GPU (a short, wide column sum), keeping >= 2*U terms per slice.
+        split = 1
+        while split < 32 and total * split < SM_COUNT * 2048 and n_inner >= split * 4 * U:
+            split *= 2
+        words, total = _loop_words(nt, rank, free, outer, inner, split)
+        grid = max(1, min(_cdiv(total, block // split), GRID_CAP))
+        minb = 3 if _ACC_SIZE[ta] <= 8 and n_in <= 2 else 2
+        key = (VERSION, "reduce_cols", rank, nt, U, dtypes[0].name, compute.name,
+               tuple(d.name for d in dtypes[1:]))
+        name = _name("reduce_cols", key, dtypes)
+        targs = ", ".join([str(rank), str(nt), str(U), tout, tc, ta, *tin])
+        call = f"einc_reduce_cols<{targs}>(out, in, meta);"
+        family = (f"reduce, columns: adjacent threads own outputs adjacent along the output's "
+                  f"unit-stride mode, serial sum unrolled x{U}, split over meta.team slices "
+                  f"when outputs are few")
+        launch = [f"launch:   1-D grid of {block}-thread blocks = team slices x 256/team outputs, "
+                  f"block-strided over outputs (grid capped at {GRID_CAP}); static shared memory "
+                  f"only when team > 1"]
+    launch.append(f"metadata: EincLoopMeta<{rank}, {nt}>, {8 * len(words)} bytes")
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({block}, {minb})\n"
+            f"{name}({_params(n_in)}, const EincLoopMeta<{rank}, {nt}> meta) {{\n"
+            f"  const void* in[{n_in}] = {{{ins}}};\n"
+            f"  {call}\n}}\n")
+    header = _header(step, family, dtypes, compute, _modes_line(step), launch)
+    source = _assemble(header, ["common.cuh", "reduce.cuh"], spec)
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (block, 1, 1), 0, (), 8 * len(words),
+                          tuple(words))
+
+
+# --------------------------------------------------------------------------------------
+# gett: batched GEMM over mode groups
+
+_INVOLVED = {"batch": (0, 1, 2), "m": (0, 1), "n": (0, 2), "k": (1, 2)}
+
+
+def _gett_applies(step: Step, dtypes, compute) -> bool:
+    kinds = {m.kind for m in step.modes}
+    K = int(np.prod([m.extent for m in step.modes if m.kind == "k"], dtype=np.int64))
+    return (len(step.operands) == 2 and {"m", "n", "k"} <= kinds and "sum" not in kinds
+            and compute.kind in "iuf" and all(d.kind in "iuf" for d in dtypes[1:])
+            and K < 2 ** 34)  # the kernel counts K slices in 32 bits
+
+
+def _has_unit(modes, t) -> bool:
+    """Whether tensor t's unit-stride mode is among ``modes`` (a structural fact)."""
+    return any(abs(st[t]) == 1 for _, st in modes)
+
+
+def _gett_groups(step: Step):
+    """group -> list of (extent, (sC, sA, sB)): ordered, then merged where contiguous.
+
+    Each group is ordered by the strides of the tensor whose loads walk it (A along M, B
+    along N, along K the operand whose unit-stride mode lies there, C along batch),
+    largest first and broadcast (0) before everything, so that tensor's unit-stride mode
+    is the group's last, fastest one. Only which group holds a unit-stride mode decides
+    the kernel's variant, never the sizes.
+    """
+    raw = {g: [(m.extent, tuple(step.strides[t][j] for t in range(3)))
+               for j, m in enumerate(step.modes) if m.kind == g] for g in _INVOLVED}
+    k_lead = (2, 1) if _has_unit(raw["k"], 2) and not _has_unit(raw["k"], 1) else (1, 2)
+    lead = {"batch": (0, 1, 2), "m": (1, 0), "n": (2, 0), "k": k_lead}
+    mag = lambda s: abs(s) if s else float("inf")
+    return {g: _merge(sorted(modes, key=lambda x: tuple(-mag(x[1][t]) for t in lead[g])))
+            for g, modes in raw.items()}
+
+
+def _group_offsets(modes, t) -> np.ndarray:
+    off = np.zeros(1, dtype=np.int64)
+    for ext, st in modes:
+        off = (off[:, None] + np.arange(ext, dtype=np.int64) * st[t]).ravel()
+    return off
+
+
+def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
+    groups = _gett_groups(step)
+    # Store C fastest along the kernel's N: if C is unit-stride along M instead, compute
+    # C^T = B^T A^T by swapping the operands and the M/N groups.
+    swapped = _has_unit(groups["m"], 0) and not _has_unit(groups["n"], 0)
+    ta_idx, tb_idx = (2, 1) if swapped else (1, 2)
+    gm, gn = ("n", "m") if swapped else ("m", "n")
+    G = {"b": groups["batch"], "m": groups[gm], "n": groups[gn], "k": groups["k"]}
+    ext = {g: int(np.prod([e for e, _ in G[g]], dtype=np.int64)) if G[g] else 1 for g in G}
+    tabled = {g: len(G[g]) > 1 for g in G}
+    # Global loads run along A's M (else K) and B's N (else K), whichever is unit-stride.
+    a_mfast = _has_unit(G["m"], ta_idx)
+    b_nfast = _has_unit(G["n"], tb_idx)
+
+    M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
+    # The big tile once it fills every SM; otherwise more, smaller tiles.
+    cfg = tile or ("128x128x8" if nb * _cdiv(M, 128) * _cdiv(N, 128) >= SM_COUNT else "64x64x8")
+    big = cfg == "128x128x8"
+    BM, BN, BK, RM, RN = GETT_TILES[cfg]
+    nthreads = (BM // RM) * (BN // RN)
+    tc, ta = _COMPUTE[compute.name]
+    acc_size = _ACC_SIZE[ta]
+    # cp.async moves raw bits: only when the inputs already are the compute type
+    # (fp32, fp64, int32, int64); other inputs are converted in registers.
+    async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(
+        d == compute for d in dtypes[1:])
+    stages = 2 if (big and acc_size > 4) or not async_ok else 3
+    minb = 2 if async_ok and acc_size <= 4 or not big else 1
+    tiles_m, tiles_n = _cdiv(M, BM), _cdiv(N, BN)
+    tiles = nb * tiles_m * tiles_n
+
+    # metadata: sizes, strides of single-mode groups, then table slots
+    tables, words = [], [M, N, K, nb, tiles_m, tiles_n]
+    slots = [("b", ta_idx), ("m", ta_idx), ("k", ta_idx), ("b", tb_idx), ("k", tb_idx), ("n", tb_idx),
+             ("b", 0), ("m", 0), ("n", 0)]
+    for g, t in slots:
+        words.append(0 if tabled[g] or not G[g] else G[g][0][1][t])
+    for g, t in slots:
+        if tabled[g]:
+            words.append(("table", len(tables)))
+            tables.append(_group_offsets(G[g], t))
+        else:
+            words.append(0)
+
+    tout, tcn, tan, tin = _types(dtypes, compute)
+    sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
+    flags = (async_ok, tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_mfast, b_nfast)
+    key = (VERSION, "gett", cfg, stages, minb, flags, swapped, dtypes[0].name, compute.name,
+           tuple(d.name for d in dtypes[1:]))
+    name = _name("gett", key, dtypes)
+    b = lambda x: "true" if x else "false"
+    targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    a_arg, b_arg = ("in1", "in0") if swapped else ("in0", "in1")
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
+            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
+            f"  einc_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+
+    def gdesc(g):
+        if not G[g]:
+            return "-"
+        return ("table" if tabled[g] else "stride") + f"[{len(G[g])} mode{'s' if len(G[g]) > 1 else ''}]"
+    labels = {}
+    for m in step.modes:
+        labels.setdefault(m.kind, []).append(_label(m.label))
+    modes_line = (f"batch {' '.join(labels.get('batch', [])) or '-'} | m {' '.join(labels.get('m', []))} | "
+                  f"n {' '.join(labels.get('n', []))} | k {' '.join(labels.get('k', []))}")
+    family = (f"gett {cfg} tiles, {RM}x{RN} per thread, {nthreads} threads, "
+              f"{f'{stages}-stage cp.async pipeline' if async_ok else 'register prefetch, 2 stages'}; "
+              f"groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "
+              f"A loads {'M' if a_mfast else 'K'}-fast, B loads {'N' if b_nfast else 'K'}-fast"
+              + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if swapped else ""))
+    tiles_txt = f"{BM}x{BN}"
+    smem = stages * BK * (BM + 4 + BN + 4) * acc_size
+    launch = [f"launch:   1-D grid, one {nthreads}-thread block per {tiles_txt} output tile "
+              f"(batch x tile rows x tile columns, grid-stride, capped at 2^31-1); "
+              f"{smem} bytes of static shared memory, no dynamic",
+              f"metadata: EincGettMeta, {8 * len(words)} bytes; {len(tables)} offset table(s)"]
+    header = _header(step, family, dtypes, compute, modes_line, launch)
+    source = _assemble(header, ["common.cuh", "gett.cuh"], spec)
+    grid = max(1, min(tiles, 2 ** 31 - 1))
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (nthreads, 1, 1), 0, tuple(tables),
+                          8 * len(words), tuple(words))

@@ -1,0 +1,327 @@
+// einc CUDA kernel family `gett`: a binary step as a batched GEMM over mode groups,
+//
+//   C[b, m, n] = sum_k A[b, m, k] * B[b, k, n]
+//
+// where b, m, n, k each stand for a *group* of the step's modes (batch, M, N, K). A group
+// is addressed by its flattened index i: a group of one mode (after the emitter merged
+// modes contiguous in every tensor) as i * stride (stride in the metadata); a group of
+// several modes through an offset table, tab[i] = element offset of the multi-index i
+// (one int64 table per tensor per group, uploaded once). Which groups are tabled is a
+// template argument, so one kernel serves every size, stride pattern and permutation of
+// its structure, with no transposed copies.
+//
+// Ownership: a block of NT = (BM/RM)*(BN/RN) threads computes one BM x BN tile of C,
+// marching over K in slices of BK. Thread (ty, tx) = (tid / (BN/RN), tid % (BN/RN)) owns
+// an RM x RN register tile made of 4x4 pieces: rows  i*(BM/(RM/4)) + ty*4 + [0,4),
+// columns j*(BN/(RN/4)) + tx*4 + [0,4). Adjacent lanes (tx) own adjacent groups of 4
+// columns, and a warp's shared-memory reads are one broadcast row of A and 16 distinct
+// 16-byte pieces of B: conflict-free vector (LDS.128) reads.
+//   Default 128x128x8, 8x8 per thread, 256 threads; small problems use 64x64x8, 4x4.
+//
+// Shared memory: S stages of As[BK][BM+4] (A *transposed*, k-major, so a thread's 4 rows
+// are one vector read) and Bs[BK][BN+4]. The +4 pad keeps 16-byte alignment and spreads
+// the k-fast stores of a warp over distinct banks.
+//
+// Global loads: per slice each thread moves BM*BK/NT elements of A and BK*BN/NT of B,
+// consecutive lanes on consecutive indices of whichever mode is unit-stride in that
+// tensor (A_MFAST / B_NFAST, chosen by the emitter), so a warp reads whole 32-byte
+// sectors. Out-of-range elements (ragged M, N, K) arrive as zeros, so partial tiles need
+// no other masking until the masked store.
+//
+// Two pipelines (template argument ASYNC):
+//  - ASYNC (storage type == accumulator type: fp32, fp64, int32, int64 without
+//    conversion): S-stage cp.async ring (sm_80+; a plain copy on older GPUs). At slice kt:
+//      wait for this thread's copies of slice kt; barrier; issue slice kt+S-1 into the
+//      stage slice kt-1 used; multiply slice kt.
+//    The one barrier per slice is both RAW (every thread's copies of slice kt have
+//    landed before anyone reads them) and WAR (everyone finished multiplying slice kt-1
+//    before its stage is refilled). No registers hold data in flight.
+//  - register prefetch (inputs that need a conversion: fp16, int8, ...): two stages;
+//    slice kt+1 is loaded into registers (converted) while slice kt is multiplied, then
+//    stored into the other stage; one barrier per slice, RAW for slice kt+1 and WAR for
+//    the stage slice kt+2 will overwrite (its last readers multiplied slice kt and passed
+//    this barrier).
+//  In both, a barrier after the last slice protects the stages from the next tile's
+//  prologue (WAR), and K = 0 runs no slice and stores the zero-initialised accumulators.
+//  Fragments are double-buffered in registers: row k+1 of the slice is read from shared
+//  memory while row k is multiplied.
+//
+// Tile order: one-dimensional grid-stride over (batch, tile) with GROUP_M tile rows
+// walked column by column, so consecutive blocks share A and B panels in L2.
+#pragma once
+#include "common.cuh"
+
+struct EincGettMeta {
+  long long M, N, K, batch;  // flattened group extents
+  long long tiles_m, tiles_n;
+  long long a_b, a_m, a_k;   // strides of single-mode groups (0: group absent)
+  long long b_b, b_k, b_n;
+  long long c_b, c_m, c_n;
+  const long long* ta_b;     // offset tables of multi-mode groups (null when strided)
+  const long long* ta_m;
+  const long long* ta_k;
+  const long long* tb_b;
+  const long long* tb_k;
+  const long long* tb_n;
+  const long long* tc_b;
+  const long long* tc_m;
+  const long long* tc_n;
+};
+
+template <int BM_, int BN_, int BK_, int RM_, int RN_, int S_> struct EincGettTile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, RM = RM_, RN = RN_, S = S_;
+  static constexpr int NT = (BM / RM) * (BN / RN);
+  static constexpr int GROUP_M = 8;
+};
+
+// Offset of index i of a group: through its table, or i * stride.
+template <bool TAB> __device__ __forceinline__ long long einc_goff(long long i, long long stride,
+                                                                  const long long* tab) {
+  if constexpr (TAB) {
+    return __ldg(tab + i);
+  } else {
+    return i * stride;
+  }
+}
+
+// Asynchronous 4- or 8-byte global -> shared copy; zero-fills when !ok (src not read).
+template <class T> __device__ __forceinline__ void einc_cp_async(T* dst, const T* src, bool ok) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async moves 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(sizeof(T)),
+               "r"(ok ? static_cast<int>(sizeof(T)) : 0));
+#else
+  *dst = ok ? *src : zero<T>();
+#endif
+}
+__device__ __forceinline__ void einc_cp_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N> __device__ __forceinline__ void einc_cp_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// Four consecutive accumulator values from shared memory in vector loads.
+template <class T> __device__ __forceinline__ void einc_load4(const T* p, T* r) {
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+    constexpr int N = 16 / sizeof(T);
+#pragma unroll
+    for (int h = 0; h < 4 / N; ++h) {
+      const EincVec<T, N> v = *reinterpret_cast<const EincVec<T, N>*>(p + h * N);
+#pragma unroll
+      for (int e = 0; e < N; ++e) r[h * N + e] = v.v[e];
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) r[e] = p[e];
+  }
+}
+
+template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
+          class TOut, class TC, class TA, class SA, class SB>
+__device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
+                                          const void* __restrict__ b_ptr, const EincGettMeta& p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
+  constexpr int S = ASYNC ? Cfg::S : 2;
+  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = 4;
+  static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
+  static_assert(NT % BM == 0 && NT % BN == 0 && NT % BK == 0, "load mappings tile the block");
+  static_assert((BM * BK) % NT == 0 && (BK * BN) % NT == 0, "whole loads per thread");
+  static_assert(BK % LA == 0 && BK % LB == 0, "k-fast loads stay inside one row");
+  static_assert(S >= 2, "at least double buffering");
+  static_assert(!ASYNC || (sizeof(SA) == sizeof(TA) && sizeof(SB) == sizeof(TA)), "async copies move raw bits");
+
+  __shared__ __align__(16) TA As[S][BK][BM + PAD];
+  __shared__ __align__(16) TA Bs[S][BK][BN + PAD];
+
+  const SA* __restrict__ A = static_cast<const SA*>(a_ptr);
+  const SB* __restrict__ B = static_cast<const SB*>(b_ptr);
+  TOut* __restrict__ C = static_cast<TOut*>(out);
+  const int tid = threadIdx.x;
+  const int tx = tid % (BN / RN), ty = tid / (BN / RN);
+
+  // Where this thread's loads land inside a tile: load i covers (a_mm(i), a_kk(i)).
+  // M-fast: lanes on consecutive rows, each thread one row and LA slices of k.
+  // K-fast: each thread LA consecutive k of one row (BK/LA threads per row), so it keeps
+  // a single row pointer; a warp covers 32*LA/BK rows x BK whole sectors, and its
+  // transposed shared-memory stores hit 32 distinct banks thanks to the pad.
+  auto a_mm = [&](int i) { return A_MFAST ? tid % BM : tid / (BK / LA); };
+  auto a_kk = [&](int i) { return A_MFAST ? tid / BM + i * (NT / BM) : (tid % (BK / LA)) * LA + i; };
+  auto b_nn = [&](int i) { return B_NFAST ? tid % BN : tid / (BK / LB); };
+  auto b_kk = [&](int i) { return B_NFAST ? tid / BN + i * (NT / BN) : (tid % (BK / LB)) * LB + i; };
+
+  const long long per_batch = p.tiles_m * p.tiles_n;
+  const long long tiles = per_batch * p.batch;
+  const int nk = static_cast<int>((p.K + BK - 1) / BK);  // the emitter keeps K < 2^34
+
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // (batch, tile row, tile column), tile rows grouped by GROUP_M for L2 reuse.
+    const long long bi = tile / per_batch;
+    const long long r = tile - bi * per_batch;
+    const long long span = static_cast<long long>(Cfg::GROUP_M) * p.tiles_n;
+    const long long group = r / span;
+    const long long first_m = group * Cfg::GROUP_M;
+    const long long rows = p.tiles_m - first_m < Cfg::GROUP_M ? p.tiles_m - first_m : Cfg::GROUP_M;
+    const long long in_group = r - group * span;
+    const long long m0 = (first_m + in_group % rows) * BM;
+    const long long n0 = (in_group / rows) * BN;
+
+    // The one row of A and column of B this thread loads from (fixed for the tile);
+    // out-of-range ones are flagged and load zeros. Strided K groups then walk a pointer
+    // (bumps by the stride, read from the constant bank); tabled ones look offsets up.
+    const bool a_ok = m0 + a_mm(0) < p.M, b_ok = n0 + b_nn(0) < p.N;
+    const SA* __restrict__ a_row = A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) +
+                                   (a_ok ? einc_goff<TAB_M>(m0 + a_mm(0), p.a_m, p.ta_m) : 0);
+    const SB* __restrict__ b_col = B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) +
+                                   (b_ok ? einc_goff<TAB_N>(n0 + b_nn(0), p.b_n, p.tb_n) : 0);
+    const SA* __restrict__ a_k = a_row + (TAB_K ? 0 : a_kk(0) * p.a_k);
+    const SB* __restrict__ b_k = b_col + (TAB_K ? 0 : b_kk(0) * p.b_k);
+
+    // Visit the thread's elements of slice kt: f(i, pointer, in range) for A, then g for B.
+    auto walk = [&](int kt, auto&& f, auto&& g) {
+      const long long k0 = static_cast<long long>(kt) * BK;
+      const int left = p.K - k0 < BK ? static_cast<int>(p.K - k0) : BK;  // valid k in the slice
+      const SA* __restrict__ qa = a_k;
+#pragma unroll
+      for (int i = 0; i < LA; ++i) {
+        const bool ok = a_ok && a_kk(i) < left;
+        if constexpr (TAB_K) {
+          f(i, ok ? a_row + __ldg(p.ta_k + k0 + a_kk(i)) : A, ok);
+        } else {
+          f(i, ok ? qa : A, ok);
+#pragma unroll
+          for (int s = 0; s < (A_MFAST ? NT / BM : 1); ++s) qa += p.a_k;
+        }
+      }
+      const SB* __restrict__ qb = b_k;
+#pragma unroll
+      for (int i = 0; i < LB; ++i) {
+        const bool ok = b_ok && b_kk(i) < left;
+        if constexpr (TAB_K) {
+          g(i, ok ? b_col + __ldg(p.tb_k + k0 + b_kk(i)) : B, ok);
+        } else {
+          g(i, ok ? qb : B, ok);
+#pragma unroll
+          for (int s = 0; s < (B_NFAST ? NT / BN : 1); ++s) qb += p.b_k;
+        }
+      }
+      if constexpr (!TAB_K) {
+        a_k += BK * p.a_k;
+        b_k += BK * p.b_k;
+      }
+    };
+
+    TA acc[RM][RN];
+#pragma unroll
+    for (int i = 0; i < RM; ++i)
+#pragma unroll
+      for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
+
+    // Multiply slice `stage` into the accumulators, fragments double-buffered.
+    auto multiply = [&](int stage) {
+      TA fa[2][RM], fb[2][RN];
+      auto frags = [&](int k, TA* a, TA* b) {
+#pragma unroll
+        for (int i = 0; i < RM / 4; ++i) einc_load4(&As[stage][k][i * (BM / (RM / 4)) + ty * 4], a + 4 * i);
+#pragma unroll
+        for (int j = 0; j < RN / 4; ++j) einc_load4(&Bs[stage][k][j * (BN / (RN / 4)) + tx * 4], b + 4 * j);
+      };
+      frags(0, fa[0], fb[0]);
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        if (k + 1 < BK) frags(k + 1, fa[(k + 1) & 1], fb[(k + 1) & 1]);
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int j = 0; j < RN; ++j) acc[i][j] = mac(acc[i][j], fa[k & 1][i], fb[k & 1][j]);
+      }
+    };
+
+    if constexpr (ASYNC) {
+      auto issue = [&](int kt, int stage) {
+        walk(
+            kt,
+            [&](int i, const SA* src, bool ok) {
+              einc_cp_async(&As[stage][a_kk(i)][a_mm(i)], reinterpret_cast<const TA*>(src), ok);
+            },
+            [&](int i, const SB* src, bool ok) {
+              einc_cp_async(&Bs[stage][b_kk(i)][b_nn(i)], reinterpret_cast<const TA*>(src), ok);
+            });
+      };
+#pragma unroll
+      for (int s = 0; s < S - 1; ++s) {
+        if (s < nk) issue(s, s);
+        einc_cp_commit();  // empty groups keep the group count uniform
+      }
+      int stage = 0;
+      for (int kt = 0; kt < nk; ++kt) {
+        einc_cp_wait<S - 2>();  // this thread's copies of slice kt have landed
+        __syncthreads();        // RAW: everyone's have; WAR: slice kt-1's stage is free
+        if (kt + S - 1 < nk) issue(kt + S - 1, stage == 0 ? S - 1 : stage - 1);
+        einc_cp_commit();
+        multiply(stage);
+        stage = stage == S - 1 ? 0 : stage + 1;
+      }
+      einc_cp_wait<0>();
+      __syncthreads();  // WAR: the next tile's prologue refills stages read above
+    } else {
+      TA ra[LA], rb[LB];
+      auto fetch = [&](int kt) {  // global -> registers, converted to TA
+        walk(
+            kt, [&](int i, const SA* src, bool ok) { ra[i] = ok ? load_as<TC, TA>(src) : zero<TA>(); },
+            [&](int i, const SB* src, bool ok) { rb[i] = ok ? load_as<TC, TA>(src) : zero<TA>(); });
+      };
+      auto stash = [&](int stage) {  // registers -> shared memory (A transposed)
+#pragma unroll
+        for (int i = 0; i < LA; ++i) As[stage][a_kk(i)][a_mm(i)] = ra[i];
+#pragma unroll
+        for (int i = 0; i < LB; ++i) Bs[stage][b_kk(i)][b_nn(i)] = rb[i];
+      };
+      if (nk > 0) {
+        fetch(0);
+        stash(0);
+        __syncthreads();  // RAW: slice 0 is in shared memory
+      }
+      for (int kt = 0; kt < nk; ++kt) {
+        const bool more = kt + 1 < nk;
+        if (more) fetch(kt + 1);  // in flight while we multiply
+        multiply(kt & 1);
+        if (more) stash((kt + 1) & 1);
+        __syncthreads();  // RAW for slice kt+1, WAR for the stage slice kt+2 will fill
+      }                   // (the last one is also the WAR barrier for the next tile)
+    }
+
+    // Masked store, converted through the compute type to the output's dtype. Strided
+    // columns walk a pointer (one add per element) rather than keep 64-bit offsets live.
+    const long long c_base = einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
+    const long long n_first = n0 + tx * 4;
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
+      if (m < p.M) {
+        TOut* __restrict__ c_row = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m);
+        TOut* __restrict__ q = c_row + (TAB_N ? 0 : n_first * p.c_n);
+#pragma unroll
+        for (int j = 0; j < RN; ++j) {
+          const long long n = n_first + (j / 4) * (BN / (RN / 4)) + (j % 4);
+          if constexpr (TAB_N) {
+            if (n < p.N) store_as<TC>(c_row + __ldg(p.tc_n + n), acc[i][j]);
+          } else {
+            if (n < p.N) store_as<TC>(q, acc[i][j]);
+            if (j % 4 == 3) {
+#pragma unroll
+              for (int s = 0; s < BN / (RN / 4) - 3; ++s) q += p.c_n;
+            } else {
+              q += p.c_n;
+            }
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,479 @@
+"""The CUDA code generator, checked without a GPU.
+
+- every kernel family, for a representative set of einsums x every dtype, compiles with
+  NVRTC to cubin for sm_80 and sm_90, and the gett / reduce kernels spill no registers;
+- one source per family also compiles with ``nvcc -c`` (when nvcc is on PATH);
+- a step's key and source depend on its structure, not its sizes;
+- ``meta()`` packs exactly ``meta_size`` bytes, the size of the C struct;
+- a CPU emulator of the CUDA execution model (one OS thread per CUDA thread, a real
+  barrier for ``__syncthreads``, warp shuffles through a per-warp barrier) runs emitted
+  kernels on small problems and compares with numpy: the index math, metadata, offset
+  tables, masking and barriers are exercised without a device. (cp.async runs as a plain
+  copy there, the pre-sm_80 path of the same kernel.)
+
+Each distinct kernel is compiled once per module (cached by its key) to keep CI short.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import einc.api as api
+from einc.codegen.cuda.emit import CudaStepKernel, compile_options, emit_step
+from oracle import assert_matches
+
+DTYPES = ("bool", "int8", "uint8", "int16", "int32", "int64",
+          "float16", "float32", "float64", "complex64", "complex128")
+FAMILIES = ("generic", "reduce", "gett")
+ARCHS = ("sm_80", "sm_90")
+
+# (subscripts, shapes, the same structure at other sizes, optimize)
+CASES = [
+    ("ij,jk->ik", [(64, 32), (32, 16)], [(40, 24), (24, 56)], "auto"),              # matmul
+    ("bij,bjk->bik", [(4, 64, 32), (4, 32, 16)], [(3, 20, 9), (3, 9, 30)], "auto"),  # batched
+    ("abcd,dbea->ec", [(3, 4, 5, 6), (6, 4, 7, 3)], [(2, 3, 9, 5), (5, 3, 4, 2)], "auto"),
+    ("ij,jk->ik", [(31, 17), (17, 33)], [(63, 65), (65, 33)], "auto"),              # ragged
+    ("ij,ij->i", [(16, 8), (16, 8)], [(300, 77), (300, 77)], "auto"),
+    ("ij->j", [(16, 8)], [(5, 1000)], "auto"),
+    ("ii->", [(8, 8)], [(300, 300)], "auto"),
+    ("ij->ji", [(8, 9)], [(30, 70)], "auto"),
+    ("ij,ij->ij", [(8, 9), (8, 9)], [(100, 77), (100, 77)], "auto"),                # Hadamard
+    ("i,j->ij", [(8,), (9,)], [(100,), (33,)], "auto"),                               # outer
+    ("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], [(9, 3), (3, 4), (4, 11)], False),    # 3 operands
+    ("ij,ij->", [(5, 6), (5, 6)], [(50, 60), (50, 60)], "auto"),                      # scalar out
+    (",ij->ij", [(), (3, 4)], [(), (30, 5)], "auto"),                                 # scalar in
+    ("ji,jk->ik", [(32, 64), (32, 16)], [(9, 20), (9, 30)], "auto"),                 # A m-fast
+    ("ik,jk->ij", [(64, 32), (16, 32)], [(20, 9), (30, 9)], "auto"),                 # B k-fast
+    ("ij,jk->ki", [(64, 32), (32, 16)], [(20, 9), (9, 30)], "auto"),                 # C m-fast: swap
+]
+# gett with the 128x128 tile (chosen once the tiles fill the GPU): the same variants.
+BIG_GETT = [
+    ("ij,jk->ik", [(2048, 64), (64, 2048)]),
+    ("ji,jk->ik", [(64, 2048), (64, 2048)]),
+    ("ik,jk->ij", [(2048, 64), (2048, 64)]),
+    ("ij,jk->ki", [(2048, 64), (64, 2048)]),
+    ("bij,bjk->bik", [(9, 512, 64), (9, 64, 512)]),
+    ("abcd,dbea->ec", [(4, 4, 2048, 8), (8, 4, 2048, 4)]),
+]
+GETT_DTYPES = ("int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64")
+BIG_GETT_DTYPES = ("int8", "float16", "float32", "float64")
+
+
+def plan(subscripts, shapes, dtype, strategy=None, optimize="auto"):
+    return api.plan_for(subscripts, shapes, dtype, backend="cuda", strategy=strategy, optimize=optimize)
+
+
+@functools.lru_cache(maxsize=None)
+def all_kernels() -> dict:
+    """key -> (kernel, description) for every step of every case x family x dtype."""
+    out = {}
+
+    def add(p, what):
+        for step in p.steps:
+            k = emit_step(p, step)
+            out.setdefault(k.key, (k, f"{what} step {step.text!r} ({step.strategy})"))
+    for subs, shapes, _, opt in CASES:
+        for fam in FAMILIES:
+            for dt in DTYPES:
+                add(plan(subs, shapes, dt, fam, opt), f"{subs} {dt} strategy={fam}")
+    for i, (subs, shapes) in enumerate(BIG_GETT):  # every dtype on the plain GEMM, the
+        for dt in GETT_DTYPES if i == 0 else BIG_GETT_DTYPES:  # two pipelines x widths on the rest
+            add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} big gett")
+    return out
+
+
+def _family(kernel: CudaStepKernel) -> str:
+    return kernel.key[1]
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_logs(arch: str) -> dict:
+    """key -> ptxas -v log (or the error) for every kernel, compiled in parallel."""
+    from cuda.core import Program, ProgramOptions
+
+    def build(item):
+        key, (k, _) = item
+        opts = dict(compile_options(arch), ptxas_options="-v")
+        log = io.StringIO()
+        try:
+            obj = Program(k.source, "c++", ProgramOptions(**opts)).compile("cubin", logs=log)
+            assert bytes(obj.code)
+        except Exception as e:  # collected and reported below, with the kernel's name
+            return key, "ERROR " + str(e)
+        return key, log.getvalue()
+    with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+        return dict(ex.map(build, all_kernels().items()))
+
+
+def resources(log: str):
+    """(registers, spill stores, spill loads) from a ptxas -v log of one kernel."""
+    regs = re.search(r"Used (\d+) registers", log)
+    spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    return (int(regs.group(1)) if regs else -1,
+            int(spill.group(1)) if spill else -1, int(spill.group(2)) if spill else -1)
+
+
+# ----------------------------------------------------------------------------------------
+# NVRTC, resources, nvcc
+
+def test_the_case_set_covers_every_family_variant():
+    fams = {_family(k) for k, _ in all_kernels().values()}
+    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett"}
+    gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
+    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8"}
+    assert any(k.tables for k in gett) and any("swapped" in k.source for k in gett)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_kernel_compiles_to_cubin_without_spills(arch):
+    logs = nvrtc_logs(arch)
+    failed = [f"{all_kernels()[key][1]}: {log[:2000]}" for key, log in logs.items() if log.startswith("ERROR")]
+    assert not failed, "\n\n".join(failed)
+    spills = []
+    for key, log in logs.items():
+        k, what = all_kernels()[key]
+        regs, st, ld = resources(log)
+        assert regs > 0, f"no ptxas -v report for {k.name}"
+        if _family(k) != "generic" and (st or ld):
+            spills.append(f"{k.name} ({what}): {regs} registers, {st} B spill stores, {ld} B spill loads")
+    assert not spills, "\n".join(spills)
+
+
+def test_main_kernels_fit_their_occupancy_target():
+    """fp32 gett 128x128 must fit 2 blocks/SM (128 registers); fp32 row-dot likewise."""
+    logs = nvrtc_logs("sm_90")
+    p = plan("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32")
+    k = emit_step(p, p.steps[0])
+    assert k.key in logs and "128x128x8" in k.key and "__launch_bounds__(256, 2)" in k.source
+    assert resources(logs[k.key])[0] <= 128
+    p = plan("ij,ij->i", [(16384, 4096), (16384, 4096)], "float32")
+    k = emit_step(p, p.steps[0])
+    assert _family(k) == "reduce_rows" and "true, float" in k.source  # unit-stride vector path
+    assert k.key in logs and resources(logs[k.key])[0] <= 128
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_one_source_per_family_compiles_with_nvcc(tmp_path):
+    picked = {}  # per family, an fp32 kernel
+    for k, _ in all_kernels().values():
+        if "float32" in k.key:
+            picked.setdefault(_family(k), k)
+    assert set(picked) == {"generic", "reduce_rows", "reduce_cols", "gett"}
+
+    def nvcc(k):
+        src = tmp_path / f"{k.name}.cu"
+        src.write_text(k.source)
+        r = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(src), "-o", str(tmp_path / f"{k.name}.o")],
+                           capture_output=True, text=True)
+        return k.name, r.returncode, r.stderr
+    with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+        for name, rc, err in ex.map(nvcc, picked.values()):
+            assert rc == 0, f"nvcc failed on {name}:\n{err}"
+
+
+# ----------------------------------------------------------------------------------------
+# structure, keys, metadata
+
+@pytest.mark.parametrize("subs,shapes,other,opt", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_same_structure_at_other_sizes_gives_the_same_key_and_source(subs, shapes, other, opt, family):
+    for dt in ("float32", "int8"):
+        a, b = plan(subs, shapes, dt, family, opt), plan(subs, other, dt, family, opt)
+        assert len(a.steps) == len(b.steps)
+        for sa, sb in zip(a.steps, b.steps):
+            ka, kb = emit_step(a, sa), emit_step(b, sb)
+            assert ka.key == kb.key and ka.name == kb.name
+            assert ka.source == kb.source
+            assert ka.meta_size == kb.meta_size
+
+
+def test_sources_embed_no_sizes():
+    p = plan("ij,jk->ik", [(1237, 911), (911, 1543)], "float32")
+    src = emit_step(p, p.steps[0]).source
+    for n in ("1237", "911", "1543"):
+        assert n not in src
+
+
+def test_meta_is_exactly_meta_size_bytes_and_holds_table_pointers():
+    for k, what in all_kernels().values():
+        ptrs = [0x1000 * (i + 1) for i in range(len(k.tables))]
+        m = k.meta(ptrs)
+        assert isinstance(m, bytes) and len(m) == k.meta_size, what
+        assert k.meta_size % 8 == 0
+        words = np.frombuffer(m, dtype=np.uint64)
+        for p in ptrs:
+            assert p in words, what
+        assert all(isinstance(t, np.ndarray) and t.dtype == np.int64 for t in k.tables)
+        gx, gy, gz = k.grid
+        assert 1 <= gx < 2 ** 31 and gy == gz == 1 and k.block[0] % 32 == 0
+        assert k.smem == 0 and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
+        assert '#include "' not in k.source
+
+
+def test_the_header_names_step_strategy_modes_and_launch():
+    p = plan("abcd,dbea->ec", [(4, 4, 2048, 8), (8, 4, 2048, 4)], "float32", "gett")
+    src = emit_step(p, p.steps[0]).source
+    head = src.split("\n\n")[0]
+    for what in ("step:     abcd,dbea->ec", "strategy: gett 128x128x8", "K=table[3 modes]", "launch:"):
+        assert what in head, what
+
+
+def test_loop_metadata_layout_matches_the_c_struct():
+    """EincLoopMeta<R, T>: 6 words, inner_stride[T], free_ext[R], free_stride[T][R], sum_ext[R], sum_stride[T][R]."""
+    p = plan("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], "float32", "generic", optimize=False)
+    k = emit_step(p, p.steps[0])
+    R, T = 8, 4
+    assert f"EincLoopMeta<{R}, {T}>" in k.source
+    assert k.meta_size == 8 * (6 + T + 2 * R + 2 * T * R)
+    w = np.frombuffer(k.meta([]), dtype=np.int64)
+    assert w[0] == 5 * 8 and w[2] == 2 and w[3] == 1 and w[4] in (6, 7) and w[5] in (6, 7)
+
+
+def test_more_modes_than_the_default_rank_bound_pick_a_bigger_bound():
+    """36 labels (26 free, 10 summed): generic takes MAX_RANK 32 and still compiles."""
+    from cuda.core import Program, ProgramOptions
+    labels = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
+    p = plan(f"{labels},{labels[20:]}->{labels[:26]}", [(2,) * 36, (2,) * 16], "float32", "generic")
+    k = emit_step(p, p.steps[0])
+    assert k.key[2] == 32 and "EincLoopMeta<32, 3>" in k.source and k.meta_size == 8 * (6 + 3 + 64 + 192)
+    log = io.StringIO()
+    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
+    assert resources(log.getvalue())[0] > 0
+
+
+def test_gett_falls_back_where_the_gemm_kernel_does_not_apply():
+    p = plan("ij,jk->ik", [(64, 32), (32, 16)], "complex64", "gett")
+    assert all(not emit_step(p, s).name.startswith("einc_gett") for s in p.steps)
+    p = plan("ij,jk->ik", [(64, 32), (32, 16)], "float32", "gett")
+    assert emit_step(p, p.steps[0]).name.startswith("einc_gett")
+
+
+# ----------------------------------------------------------------------------------------
+# CPU emulator of the CUDA execution model
+
+_SHIM = r"""
+#include <barrier>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+struct EmuDim { unsigned x = 1, y = 1, z = 1; };
+static thread_local EmuDim threadIdx, blockIdx;
+static EmuDim blockDim, gridDim;
+static std::barrier<>* emu_block_barrier;
+static std::barrier<>* emu_warp_barrier[32];
+alignas(16) static unsigned char emu_shfl[32][32][16];
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__ static
+#define EINC_HOST_EMULATION 1
+inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+template <class T> T __shfl_xor_sync(unsigned, T v, int m) {
+  const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32;
+  std::memcpy(emu_shfl[w][l], &v, sizeof(T));
+  emu_warp_barrier[w]->arrive_and_wait();
+  T r;
+  std::memcpy(&r, emu_shfl[w][l ^ m], sizeof(T));
+  emu_warp_barrier[w]->arrive_and_wait();
+  return r;
+}
+template <class T> T __ldg(const T* p) { return *p; }
+inline float einc_h2f(unsigned short h) { _Float16 x; std::memcpy(&x, &h, 2); return (float)x; }
+inline unsigned short einc_f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; std::memcpy(&h, &x, 2); return h; }
+inline unsigned short einc_d2h(double d) { _Float16 x = (_Float16)d; unsigned short h; std::memcpy(&h, &x, 2); return h; }
+"""
+
+_LAUNCH = r"""
+extern "C" int emu_meta_size() { return (int)sizeof(%(meta)s); }
+extern "C" void emu_launch(void** ptrs, const void* meta_bytes, int grid, int block) {
+  %(meta)s meta;
+  std::memcpy(&meta, meta_bytes, sizeof meta);
+  blockDim.x = block;
+  gridDim.x = grid;
+  for (int b = 0; b < grid; ++b) {  // blocks one after another: `static` is their shared memory
+    std::barrier<> bar(block);
+    emu_block_barrier = &bar;
+    std::vector<std::unique_ptr<std::barrier<>>> warps;
+    for (int w = 0; w < block / 32; ++w) {
+      warps.emplace_back(new std::barrier<>(32));
+      emu_warp_barrier[w] = warps.back().get();
+    }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < block; ++t)
+      threads.emplace_back([&, t, b] { threadIdx.x = t; blockIdx.x = b; %(name)s(%(args)s, meta); });
+    for (auto& th : threads) th.join();
+  }
+}
+"""
+
+
+def _emulator_available() -> bool:
+    if shutil.which("g++") is None:
+        return False
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.cpp")
+        with open(src, "w") as f:
+            f.write("#include <barrier>\nint main() { _Float16 h = 1.5f; std::barrier<> b(1); return (int)h - 1; }\n")
+        return subprocess.run(["g++", "-std=c++20", src, "-o", os.path.join(d, "t")],
+                              capture_output=True).returncode == 0
+
+
+needs_emulator = pytest.mark.skipif(not _emulator_available(), reason="needs g++ with C++20 and _Float16")
+_EMU = {"dir": None}  # where the emulator's shared libraries go (a pytest tmp dir)
+
+
+_EMULATED_LIBS: dict = {}
+
+
+def _emulator_source(kernel: CudaStepKernel, n_ptrs: int) -> str:
+    meta = re.search(r"const (Einc\w+(?:<[^>]*>)?) meta\)", kernel.source).group(1)
+    return _SHIM + kernel.source + _LAUNCH % dict(
+        meta=meta, name=kernel.name, args=", ".join(f"ptrs[{i}]" for i in range(n_ptrs)))
+
+
+def _build_so(src: str) -> str:
+    h = hashlib.sha1(src.encode()).hexdigest()[:16]
+    if _EMU["dir"] is None:
+        _EMU["dir"] = tempfile.mkdtemp(prefix="einc-cuda-emu-")
+    cpp, so = os.path.join(_EMU["dir"], f"{h}.cpp"), os.path.join(_EMU["dir"], f"{h}.so")
+    if not os.path.exists(so):
+        with open(cpp, "w") as f:
+            f.write(src)
+        r = subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w", cpp,
+                            "-o", so + ".tmp"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[:4000]
+        os.replace(so + ".tmp", so)
+    return so
+
+
+def _emulated(kernel: CudaStepKernel, n_ptrs: int):
+    """The kernel built as a host shared library (cached by key for the module)."""
+    if kernel.key not in _EMULATED_LIBS:
+        lib = ctypes.CDLL(_build_so(_emulator_source(kernel, n_ptrs)))
+        lib.emu_launch.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        assert lib.emu_meta_size() == kernel.meta_size, "metadata struct size differs from meta_size"
+        _EMULATED_LIBS[kernel.key] = lib
+    return _EMULATED_LIBS[kernel.key]
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    """Builds every emulated case's kernels up front, on all cores."""
+    _EMU["dir"] = str(tmp_path_factory.mktemp("cuda-emu"))
+    sources = {}
+    for subs, shapes, dtype, strategy, tile in EMULATED + EMULATED_EXTRA:
+        p = plan(subs, shapes, dtype, strategy, False if subs.count(",") > 1 else "auto")
+        for step in p.steps:
+            k = emit_step(p, step, gett_tile=tile)
+            sources[k.key] = _emulator_source(k, 1 + len(step.operands))
+    with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+        list(ex.map(_build_so, sources.values()))
+    return emulate
+
+
+def emulate(p, arrays, max_grid=3, gett_tile=None):
+    """Run every step of plan ``p`` on the emulator (grid capped: the kernels grid-stride)."""
+    bufs = {}
+    for i, b in enumerate(p.buffers):
+        if b.role == "input":
+            bufs[i] = np.ascontiguousarray(arrays[b.index])
+        elif b.role == "temp":
+            bufs[i] = np.full(max(b.size, 1), 77, dtype=b.dtype)
+    out = np.empty(p.out_shape, dtype=p.out_dtype)
+    out.reshape(-1).view(np.uint8)[...] = 0x7B  # poison: every element must be written
+    bufs[p.output] = out
+    for step in p.steps:
+        k = emit_step(p, step, gett_tile=gett_tile)
+        lib = _emulated(k, 1 + len(step.operands))
+        tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
+        meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)
+        order = (step.result, *step.operands)
+        ptrs = (ctypes.c_void_p * len(order))(*[bufs[b].ctypes.data for b in order])
+        lib.emu_launch(ptrs, ctypes.addressof(meta), min(k.grid[0], max_grid), k.block[0])
+    return out
+
+
+def make(rng, shape, dt):
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.6
+    if dt.kind in "iu":
+        lo, hi = (-60, 60) if dt.kind == "i" else (0, 120)
+        return rng.integers(lo, hi, shape).astype(dt)  # products and sums wrap in int8
+    x = rng.uniform(-1, 1, shape)
+    if dt.kind == "c":
+        x = x + 1j * rng.uniform(-1, 1, shape)
+    return x.astype(dt)
+
+
+EMULATED = [
+    # (subscripts, shapes, dtype, strategy, gett_tile)
+    ("ij,jk->ik", [(31, 17), (17, 33)], "float32", "gett", None),       # ragged, cp.async path
+    ("ij,jk->ik", [(31, 17), (17, 33)], "float32", "gett", "128x128x8"),
+    ("ij,jk->ik", [(70, 9), (9, 140)], "int8", "gett", "128x128x8"),    # register path, wraps
+    ("ji,jk->ik", [(20, 33), (20, 70)], "float16", "gett", None),       # A m-fast, fp16 -> fp32
+    ("ik,jk->ij", [(33, 21), (65, 21)], "float64", "gett", None),       # B k-fast
+    ("ij,jk->ki", [(40, 21), (21, 19)], "int64", "gett", None),         # C m-fast: swapped
+    ("bij,bjk->bik", [(3, 20, 9), (3, 9, 30)], "int32", "gett", None),  # batch, grid-stride
+    ("abcd,dbea->ec", [(3, 4, 5, 6), (6, 4, 7, 3)], "float32", "gett", None),  # tabled K
+    ("abcd,cdef->aebf", [(3, 4, 5, 2), (5, 2, 3, 4)], "float64", "gett", None),  # tabled M, N
+    ("xyij,xyjk->ikyx", [(2, 3, 5, 4), (2, 3, 4, 6)], "float32", "gett", None),  # tabled batch
+    ("ij,jk->ik", [(7, 0), (0, 5)], "float32", "gett", None),           # K = 0 gives zeros
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", None),     # ring wraps, 4 tiles/block
+    ("ij,jk->ik", [(50, 30), (30, 40)], "float64", "gett", "128x128x8"),  # 2-stage cp.async
+    ("ij,jk->ik", [(40, 45), (45, 70)], "int16", "gett", None),         # register path, 6 slices
+    ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
+    ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
+    ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output
+    ("ii->", [(9, 9)], "int16", "reduce", None),                        # strided rows
+    ("ij->j", [(13, 7)], "uint8", "reduce", None),                      # column sums
+    ("ij->j", [(600, 5)], "float32", "reduce", None),                   # split over 32 slices
+    ("ijkl->jl", [(3, 4, 5, 6)], "float32", "reduce", None),             # columns, outer sum
+    ("ijk->j", [(3, 4, 50)], "float64", "reduce", None),                 # rows, outer sum
+    ("abc->ba", [(4, 5, 33)], "int32", "reduce", None),                  # rows, 2 free modes
+    ("ij->ji", [(8, 9)], "bool", "reduce", None),                       # permutation
+    ("ij,ij->ij", [(8, 9), (8, 9)], "complex128", "reduce", None),      # Hadamard
+    ("ij,jk->ik", [(6, 5), (5, 4)], "bool", "reduce", None),            # OR of ANDs
+    ("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], "int8", "generic", None),
+    ("abcd,dbea->ec", [(3, 4, 5, 6), (6, 4, 7, 3)], "float64", "generic", None),
+    (",ij->ij", [(), (3, 4)], "float32", "generic", None),
+]
+
+
+EMULATED_EXTRA = [("ij,ij->i", [(6, 40), (6, 40)], ["int8", "float32"], "reduce", None)]
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,strategy,tile", EMULATED,
+                         ids=[f"{c[0]}-{c[2]}-{c[3]}-{c[1]}{'-' + c[4] if c[4] else ''}" for c in EMULATED])
+def test_emulated_kernel_matches_numpy(emulator, subs, shapes, dtype, strategy, tile):
+    rng = np.random.default_rng(len(subs) + len(shapes))
+    ops = [make(rng, s, dtype) for s in shapes]
+    optimize = False if subs.count(",") > 1 else "auto"
+    p = plan(subs, shapes, dtype, strategy, optimize)
+    assert strategy in {s.strategy for s in p.steps}
+    got = emulator(p, ops, gett_tile=tile)
+    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+@needs_emulator
+def test_emulated_mixed_dtypes_convert_on_load_and_store(emulator):
+    rng = np.random.default_rng(7)
+    a, b = make(rng, (6, 40), "int8"), make(rng, (6, 40), "float32")
+    p = plan("ij,ij->i", [(6, 40), (6, 40)], ["int8", "float32"], "reduce")
+    assert_matches(emulator(p, [a, b]), "ij,ij->i", a, b, terms=40)
