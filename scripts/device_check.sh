@@ -7,7 +7,7 @@ export PYTHONPATH=/tmp/site:$PWD
 export EINC_CACHE_DIR=/tmp/einc-cache
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== gpu tests"
-timeout 400 python3 -m pytest -q -x -m gpu tests/test_cuda_backend.py -p no:cacheprovider 2>&1 | tail -25
+timeout 400 python3 -m pytest -q -m gpu tests/test_cuda_backend.py -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tail -25
 [ "${1:-}" = quick ] && exit 0
 echo "== bench"
 timeout 300 python3 -m einc bench --backend cuda 2>&1 | tail -20

@@ -113,16 +113,23 @@ class CudaRuntime:
         self.arch = f"sm_{major}{minor}"
         self.sm_count = check(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.device))
         self.context = check(cu.cuDevicePrimaryCtxRetain(self.device), "cuDevicePrimaryCtxRetain")
+        self._bound = threading.local()
         self.make_current()
         self.disk = DiskCache("cuda")
         self.stats = CudaStats()
         self._functions: dict = {}
+        self._streams: dict = {}
         self._modules: list = []
         self._lock = threading.RLock()
 
     def make_current(self):
         """Bind the primary context to the calling thread (autograd and pools use others)."""
+        if getattr(self._bound, "ok", False):
+            err, ctx = self.cu.cuCtxGetCurrent()
+            if err == self.cu.CUresult.CUDA_SUCCESS and int(ctx) == int(self.context):
+                return
         check(self.cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        self._bound.ok = True
 
     # --- compiling ---------------------------------------------------------------------
     def function(self, kernel, options: dict):
@@ -180,7 +187,10 @@ class CudaRuntime:
         check(self.cu.cuStreamSynchronize(stream), f"synchronising {what}")
 
     def stream(self, handle: int):
-        return self.cu.CUstream(handle)
+        s = self._streams.get(handle)
+        if s is None:
+            s = self._streams[handle] = self.cu.CUstream(handle)
+        return s
 
 
 class Launcher:

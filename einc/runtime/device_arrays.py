@@ -44,6 +44,8 @@ class DeviceView:
 
 def is_device_array(x) -> bool:
     """True for objects living in CUDA memory (CAI, or DLPack on a CUDA device)."""
+    if type(x).__module__.startswith("torch"):  # torch builds its whole CAI dict on hasattr
+        return bool(getattr(x, "is_cuda", False))
     if hasattr(x, "__cuda_array_interface__"):
         return True
     dev = getattr(x, "__dlpack_device__", None)
@@ -70,7 +72,6 @@ def view(x, i: int) -> DeviceView:
         import torch
         if x.dtype == torch.bfloat16:
             raise EincTypeError(f"operand {i} is bfloat16, which einc's CUDA backend does not take yet")
-        x = x.detach()
         dt = _TORCH_TO_NP.get(x.dtype)
         if dt is None:
             dt = _TORCH_TO_NP[x.dtype] = np.dtype(str(x.dtype).replace("torch.", ""))
@@ -128,6 +129,9 @@ def current_stream(views) -> int:
     for v in views:
         if v.library == "torch":
             import torch
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # ~0.3 µs, vs ~10 µs
+            if raw is not None:
+                return raw(v.owner.device.index or 0)
             return torch.cuda.current_stream(v.owner.device).cuda_stream
         if v.library == "cupy":
             import cupy
@@ -148,10 +152,13 @@ def empty_like_library(views, shape, dtype: np.dtype, order: str = "C"):
     for v in views:
         if v.library == "torch":
             import torch
-            t = torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype.name]), device=v.owner.device)
+            tdt = getattr(torch, _TORCH_DTYPES[dtype.name])
             if order == "F" and len(shape) > 1:
-                t = torch.empty(shape[::-1], dtype=t.dtype, device=t.device).permute(*range(len(shape) - 1, -1, -1))
-            return t, view(t, -1)
+                t = torch.empty(shape[::-1], dtype=tdt, device=v.owner.device).permute(*range(len(shape) - 1, -1, -1))
+                return t, view(t, -1)
+            t = torch.empty(shape, dtype=tdt, device=v.owner.device)
+            from ..plan import row_major
+            return t, DeviceView(t.data_ptr(), tuple(shape), row_major(shape), dtype, "torch", t)
         if v.library == "cupy":
             import cupy
             a = cupy.empty(shape, dtype=dtype, order=order)
