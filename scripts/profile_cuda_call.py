@@ -17,4 +17,4 @@ for _ in range(2000):
 torch.cuda.synchronize()
 print(f"einc cached 8x8: {(time.perf_counter() - t0) / 2000 * 1e6:.1f} us per call")
 cProfile.run('for _ in range(2000): einc.einsum("ij,jk->ik", a, a)', "/tmp/prof")
-pstats.Stats("/tmp/prof").sort_stats("tottime").print_stats(14)
+pstats.Stats("/tmp/prof").sort_stats("tottime").print_stats(10)

@@ -60,16 +60,31 @@ def is_device_array(x) -> bool:
 _TORCH_TO_NP: dict = {}
 
 
+_LIBRARY_OF_TYPE: dict = {}
+_TORCH = None
+
+
+def _torch():
+    global _TORCH
+    if _TORCH is None:
+        import torch
+        _TORCH = torch
+    return _TORCH
+
+
 def _library(x) -> str:
-    mod = type(x).__module__.split(".")[0]
-    return {"torch": "torch", "cupy": "cupy"}.get(mod, "cai")
+    t = type(x)
+    lib = _LIBRARY_OF_TYPE.get(t)
+    if lib is None:
+        lib = _LIBRARY_OF_TYPE[t] = {"torch": "torch", "cupy": "cupy"}.get(t.__module__.split(".")[0], "cai")
+    return lib
 
 
 def view(x, i: int) -> DeviceView:
     """Describe device operand ``i`` without copying it."""
     lib = _library(x)
     if lib == "torch":
-        import torch
+        torch = _torch()
         if x.dtype == torch.bfloat16:
             raise EincTypeError(f"operand {i} is bfloat16, which einc's CUDA backend does not take yet")
         dt = _TORCH_TO_NP.get(x.dtype)
@@ -128,7 +143,7 @@ def current_stream(views) -> int:
     """The caller's current stream: torch's or CuPy's for their arrays, else the legacy 0."""
     for v in views:
         if v.library == "torch":
-            import torch
+            torch = _torch()
             raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # ~0.3 µs, vs ~10 µs
             if raw is not None:
                 return raw(v.owner.device.index or 0)
@@ -147,12 +162,17 @@ _TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int
                  "complex64": "complex64", "complex128": "complex128"}
 
 
+_TORCH_OF_NP: dict = {}
+
+
 def empty_like_library(views, shape, dtype: np.dtype, order: str = "C"):
     """(array, DeviceView) for a new result in the operands' library, on their device."""
     for v in views:
         if v.library == "torch":
-            import torch
-            tdt = getattr(torch, _TORCH_DTYPES[dtype.name])
+            torch = _torch()
+            tdt = _TORCH_OF_NP.get(dtype)
+            if tdt is None:
+                tdt = _TORCH_OF_NP[dtype] = getattr(torch, _TORCH_DTYPES[dtype.name])
             if order == "F" and len(shape) > 1:
                 t = torch.empty(shape[::-1], dtype=tdt, device=v.owner.device).permute(*range(len(shape) - 1, -1, -1))
                 return t, view(t, -1)
