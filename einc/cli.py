@@ -45,6 +45,15 @@ def cmd_compile(args):
         _, build = kernel_source(plan, step)
         text, name = build()
         chunks.append(f"; einc step {i}: {step.text}  strategy={step.strategy}  kernel={name}\n{text}")
+    if args.output and args.target == "cuda" and len(chunks) > 1:
+        # each step is its own translation unit (they share helper definitions)
+        from pathlib import Path
+        path = Path(args.output)
+        for i, text in enumerate(chunks):
+            name = path.with_name(f"{path.stem}.step{i}{path.suffix or '.cu'}")
+            name.write_text(text)
+            print(f"wrote {name}")
+        return 0
     out = "\n".join(chunks)
     if args.output:
         with open(args.output, "w") as f:

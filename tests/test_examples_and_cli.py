@@ -46,3 +46,19 @@ def test_cli_error_is_reported_not_raised(capsys):
 def test_demo_passes(capsys):
     assert main(["demo"]) == 0
     assert "MISMATCH" not in capsys.readouterr().out
+
+
+def test_compile_cuda_target_writes_compilable_units(tmp_path):
+    pytest.importorskip("cuda.core")
+    from einc.codegen.cuda.emit import compile_options
+    from einc.runtime.cuda import compile_cubin
+    single = tmp_path / "k.cu"
+    assert main(["compile", "ijk,jkl->il", "--shapes", "64x32x16,32x16x8", "--dtype", "float32",
+                 "--target", "cuda", "-o", str(single)]) == 0
+    assert main(["compile", "ij,jk,kl->il", "--shapes", "30x40,40x50,50x60", "--target", "cuda",
+                 "-o", str(tmp_path / "chain.cu")]) == 0
+    units = [single, tmp_path / "chain.step0.cu", tmp_path / "chain.step1.cu"]
+    for unit in units:
+        text = unit.read_text()
+        assert "strategy" in text and "launch" in text and 'extern "C"' in text
+        assert compile_cubin(text, unit.stem, compile_options("sm_90"))

@@ -124,10 +124,8 @@ class CudaRuntime:
 
     def make_current(self):
         """Bind the primary context to the calling thread (autograd and pools use others)."""
-        if getattr(self._bound, "ok", False):
-            err, ctx = self.cu.cuCtxGetCurrent()
-            if err == self.cu.CUresult.CUDA_SUCCESS and int(ctx) == int(self.context):
-                return
+        if getattr(self._bound, "ok", False):  # torch and CuPy bind this same primary context
+            return
         check(self.cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
         self._bound.ok = True
 
