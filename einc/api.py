@@ -7,6 +7,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .bind import bind
+from .cuda_call import MISS, fast_cuda_einsum
 from .dtypes import check_supported
 from .errors import EincError, EincTypeError, EincValueError, EincShapeError, EincSpecError
 from .execute import Executable
@@ -178,11 +179,17 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     """
     if backend not in BACKENDS:
         raise EincValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
-    if backend != "cpu" and (backend == "cuda" or _any_device(operands, out)):
-        spec, raw = _split_args(operands)
-        from .cuda_call import cuda_einsum
-        return cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy,
-                           _build, _EXECUTABLES)
+    if backend != "cpu" and (backend == "cuda" or _maybe_device(operands, out)):
+        if out is None and operands and type(operands[0]) is str:
+            r = fast_cuda_einsum(operands[0], operands[1:], dtype, order, casting, optimize,
+                                 memory_limit, strategy, _EXECUTABLES)
+            if r is not MISS:
+                return r
+        if backend == "cuda" or _any_device(operands, out):
+            spec, raw = _split_args(operands)
+            from .cuda_call import cuda_einsum
+            return cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy,
+                               _build, _EXECUTABLES)
     if operands and type(operands[0]) is str:
         spec, raw = parse(operands[0]), operands[1:]
         if not raw:
@@ -205,6 +212,15 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         return cuda_einsum(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
                            _build, _EXECUTABLES)
     return _run(ex, arrays, out)
+
+
+def _maybe_device(operands, out) -> bool:
+    """Cheap pre-check: anything that is not a numpy array, a str or a list might be one."""
+    for x in operands:
+        t = type(x)
+        if t is not np.ndarray and t is not str and t is not list:
+            return True
+    return out is not None and type(out) is not np.ndarray
 
 
 def _any_device(operands, out) -> bool:

@@ -23,6 +23,39 @@ def _span(v: DeviceView):
     return v.ptr, v.ptr
 
 
+MISS = object()
+
+
+def _fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, strategy):
+    return ("cuda-fast", subscripts, tuple([(v.shape, v.strides, v.dtype) for v in views]), dtype,
+            order, casting, optimize if type(optimize) is str else repr(optimize), repr(memory_limit),
+            strategy)
+
+
+def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_limit, strategy, cache):
+    """A repeated call on device arrays: one lookup, allocate the result, launch. MISS otherwise."""
+    views = []
+    for i, x in enumerate(raw):
+        if not is_device_array(x):
+            return MISS
+        views.append(view(x, i))
+    ex = cache.get(_fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, strategy))
+    if ex is None:
+        return MISS
+    rt = ex.rt
+    rt.make_current()
+    stream = rt.stream(current_stream(views))
+    lib = views[0].library
+    if lib == "torch" and ex.out_order == "C":
+        result = ex.torch_empty(ex.plan.out_shape, dtype=ex.torch_dtype, device=views[0].owner.device)
+        ptr = result.data_ptr()
+    else:
+        result, res_view = empty_like_library(views, ex.plan.out_shape, ex.plan.out_dtype, ex.out_order)
+        ptr = res_view.ptr
+    ex([v.ptr for v in views], ptr, stream)
+    return result
+
+
 def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy, build, cache):
     """The CUDA half of einc.einsum (``build``/``cache`` come from api.py)."""
     from .execute_cuda import CudaExecutable
@@ -31,15 +64,6 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
     rt = runtime(0)
     rt.make_current()
     views = [view(x, i) if is_device_array(x) else None for i, x in enumerate(raw)]
-    if out is None and None not in views:  # the cached device-array path: lookup, allocate, launch
-        ex = cache.get(("cuda-fast", spec, tuple([(v.shape, v.strides, v.dtype) for v in views]),
-                        dtype, order, casting, optimize if type(optimize) is str else repr(optimize),
-                        repr(memory_limit), strategy))
-        if ex is not None:
-            stream = rt.stream(current_stream(views))
-            result, res_view = empty_like_library(views, ex.plan.out_shape, ex.plan.out_dtype, ex.out_order)
-            ex([v.ptr for v in views], res_view.ptr, stream)
-            return result
     device_views = [v for v in views if v is not None]
     stream = rt.stream(current_stream(device_views))
     uploads = []
@@ -71,11 +95,14 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
                          compile=False, backend="cuda")
             ex = CudaExecutable(plan, rt)
             ex.out_order = "F" if is_fortran(plan.out_shape, plan.out_strides) else "C"
+            if device_views and device_views[0].library == "torch":
+                import torch
+                from .runtime.device_arrays import torch_dtype
+                ex.torch_empty, ex.torch_dtype = torch.empty, torch_dtype(plan.out_dtype)
             cache.put(key, ex)
-            if out is None and device_views and len(device_views) == len(views):
-                cache.put(("cuda-fast", spec, tuple([(v.shape, v.strides, v.dtype) for v in views]),
-                           dtype, order, casting, optimize if type(optimize) is str else repr(optimize),
-                           repr(memory_limit), strategy), ex)
+            if out is None and spec.text is not None and len(device_views) == len(views):
+                cache.put(_fast_key(spec.text, views, dtype, order, casting, optimize, memory_limit,
+                                    strategy), ex)
         plan = ex.plan
         host_out = None
         if out_view is not None:

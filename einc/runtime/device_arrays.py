@@ -44,6 +44,8 @@ class DeviceView:
 
 def is_device_array(x) -> bool:
     """True for objects living in CUDA memory (CAI, or DLPack on a CUDA device)."""
+    if type(x) is np.ndarray:
+        return False
     if type(x).__module__.startswith("torch"):  # torch builds its whole CAI dict on hasattr
         return bool(getattr(x, "is_cuda", False))
     if hasattr(x, "__cuda_array_interface__"):
@@ -165,14 +167,20 @@ _TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int
 _TORCH_OF_NP: dict = {}
 
 
+def torch_dtype(dtype: np.dtype):
+    """The torch dtype for a numpy dtype einc supports."""
+    tdt = _TORCH_OF_NP.get(dtype)
+    if tdt is None:
+        tdt = _TORCH_OF_NP[dtype] = getattr(_torch(), _TORCH_DTYPES[dtype.name])
+    return tdt
+
+
 def empty_like_library(views, shape, dtype: np.dtype, order: str = "C"):
     """(array, DeviceView) for a new result in the operands' library, on their device."""
     for v in views:
         if v.library == "torch":
             torch = _torch()
-            tdt = _TORCH_OF_NP.get(dtype)
-            if tdt is None:
-                tdt = _TORCH_OF_NP[dtype] = getattr(torch, _TORCH_DTYPES[dtype.name])
+            tdt = torch_dtype(dtype)
             if order == "F" and len(shape) > 1:
                 t = torch.empty(shape[::-1], dtype=tdt, device=v.owner.device).permute(*range(len(shape) - 1, -1, -1))
                 return t, view(t, -1)
