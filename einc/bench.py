@@ -93,7 +93,7 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
                                                    for k, v in summary.items()))
     print("(x > 1: einc faster; medians of wall time; np(opt=F) = numpy.einsum(optimize=False))")
     if save:
-        out = Path("benchmarks/results")
+        out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"{suite}-{backend}-{time.strftime('%Y%m%d-%H%M%S')}.json"
         path.write_text(json.dumps({"machine": machine_info(), "suite": suite, "backend": backend,

@@ -7,6 +7,7 @@ Results are saved with the device, driver, NVRTC version and the raw samples.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -128,7 +129,7 @@ def run_cuda_bench(save=True, repeat=20) -> int:
         import subprocess
         driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                                 capture_output=True, text=True).stdout.strip()
-        out = Path("benchmarks/results")
+        out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"cuda-{time.strftime('%Y%m%d-%H%M%S')}.json"
         path.write_text(json.dumps({"device": dev, "driver": driver, "nvrtc": nvrtc_version(),
