@@ -136,7 +136,7 @@ def test_dlpack_only_operands(torch):
 def test_cupy_strided_operands():
     cupy = pytest.importorskip("cupy")
     a = cupy.random.rand(60, 80)[::2, 1::3]
-    b = cupy.random.rand(40, 27).T
+    b = cupy.random.rand(27, 40).T
     r = einc.einsum("ij,kj->ik", a, b)
     np.testing.assert_allclose(cupy.asnumpy(r), cupy.asnumpy(a @ b.T), rtol=1e-10)
 
