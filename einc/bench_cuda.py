@@ -136,3 +136,58 @@ def run_cuda_bench(save=True, repeat=20) -> int:
                                     "torch": torch.__version__, "einc": einc.__version__, "rows": rows}, indent=1))
         print(f"saved {path}")
     return 0 if ok else 1
+
+
+def load_tccg24(path=None):
+    """The TCCG-24 suite rows: (group, case, einsum, {label: size}, gflop, torch figures)."""
+    path = Path(path or Path(__file__).resolve().parent.parent / "benchmarks" / "tccg24.tsv")
+    rows = []
+    for line in path.read_text().splitlines():
+        if line.startswith("#") or line.startswith("group") or not line.strip():
+            continue
+        group, case, subs, sizes, gflop, *torch_figs = line.split("\t")
+        ext = {k: int(v) for k, v in (kv.split("=") for kv in sizes.split(","))}
+        rows.append((group, case, subs, ext, float(gflop), [float(x) for x in torch_figs]))
+    return rows
+
+
+def run_tccg24(save=True, repeat=5) -> int:
+    """TCCG-24 in fp32 on the GPU: einc beside torch.einsum in the same run."""
+    import math
+
+    import torch
+    import einc
+    from .runtime.cuda import nvrtc_version
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"{'case':<28}{'einsum':<22}{'einc':>9}{'torch':>9}  TFLOP/s einc / torch   x     strategies")
+    rows, ok = [], True
+    for group, case, subs, ext, gflop, _ in load_tccg24():
+        lhs = subs.split("->")[0].split(",")
+        ops = [torch.randn([ext[c] for c in term], device="cuda") for term in lhs]
+        got = einc.einsum(subs, *ops)
+        ref = torch.einsum(subs, *ops)
+        good = bool(torch.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(ref.abs().max())))
+        ok &= good
+        t, s = _events_median(torch, lambda i: einc.einsum(subs, *ops), repeat, inner=2)
+        tt, _ = _events_median(torch, lambda i: torch.einsum(subs, *ops), repeat, inner=2)
+        plan = einc.api.plan_for(subs, [o.shape for o in ops], "float32", backend="cuda")
+        strat = "+".join(st.strategy for st in plan.steps)
+        rows.append({"group": group, "case": case, "einsum": subs, "gflop": gflop, "einc_s": t,
+                     "torch_s": tt, "ok": good, "strategies": strat, "samples": s})
+        print(f"{group + ' ' + case:<28}{subs:<22}{t * 1e3:>7.2f}ms{tt * 1e3:>7.2f}ms  {gflop / t / 1e3:6.2f} / "
+              f"{gflop / tt / 1e3:6.2f}  {tt / t:5.2f}  {strat}{'' if good else '  MISMATCH'}")
+        del ops, got, ref
+    gm = math.exp(sum(math.log(r["torch_s"] / r["einc_s"]) for r in rows) / len(rows))
+    gm_einc = math.exp(sum(math.log(r["gflop"] / r["einc_s"] / 1e3) for r in rows) / len(rows))
+    gm_torch = math.exp(sum(math.log(r["gflop"] / r["torch_s"] / 1e3) for r in rows) / len(rows))
+    print(f"geometric mean: einc {gm_einc:.2f} TFLOP/s, torch.einsum {gm_torch:.2f} TFLOP/s, speed-up {gm:.2f}x")
+    if save:
+        out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"tccg24-cuda-fp32-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        path.write_text(json.dumps({"device": torch.cuda.get_device_name(), "nvrtc": nvrtc_version(),
+                                    "torch": torch.__version__, "geomean_einc_tflops": gm_einc,
+                                    "geomean_torch_tflops": gm_torch, "rows": rows}, indent=1))
+        print(f"saved {path}")
+    return 0 if ok else 1

@@ -69,8 +69,10 @@ def cmd_demo(args):
 
 def cmd_bench(args):
     if args.backend == "cuda":
-        from .bench_cuda import run_cuda_bench
-        return run_cuda_bench(save=not args.no_save, repeat=args.repeat)
+        from .bench_cuda import run_cuda_bench, run_tccg24
+        if args.suite == "tccg24":
+            return run_tccg24(save=not args.no_save, repeat=args.repeat)
+        return run_cuda_bench(save=not args.no_save, repeat=max(args.repeat, 10))
     from .bench import run_bench
     return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)
 
