@@ -10,6 +10,8 @@ nothing. Strategy choice lives here and only here.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .dtypes import accumulator
@@ -153,6 +155,63 @@ def _choose(forced, modes, in_dtypes, res_dtype, compute, backend="cpu") -> str:
     return "gett" if work >= GETT_MIN_WORK and min(size("m"), size("n")) >= 4 else "reduce"
 
 
+SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway
+SPLIT_K_SLICE = 256  # the shortest K slice worth a tile's prologue and epilogue
+GPU_SMS = 132  # H200; the split only decides speed, never correctness
+
+
+def split_k_factor(step: Step) -> int:
+    """How many K slices a GPU gett step should be cut into (1: none).
+
+    When the output has fewer 128x128 tiles than the GPU has SMs, each tile walks all of
+    K alone and most of the GPU idles; cutting one K mode into S slices makes S times
+    more independent tiles (a batch mode), summed afterwards by a reduce step.
+    """
+    if step.strategy != "gett":
+        return 1
+    size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
+    tiles = -(-size("m") // 128) * -(-size("n") // 128) * size("batch")
+    k_total = size("k")
+    if tiles >= GPU_SMS or k_total < SPLIT_K_MIN:
+        return 1
+    biggest = max((m for m in step.modes if m.kind == "k"), key=lambda m: m.extent)
+    want = min(64, -(-2 * GPU_SMS // tiles), k_total // SPLIT_K_SLICE)
+    divisors = [d for d in range(2, want + 1) if biggest.extent % d == 0]
+    return max(divisors, default=1)
+
+
+@dataclass(frozen=True)
+class KSlice:
+    """The slice index of a K mode cut for split-K (``label`` = the mode it came from)."""
+
+    label: object
+
+    def __str__(self):
+        return f"{label_text([self.label])}#"
+
+
+def _split_layouts(la: Layout, lb: Layout, step: Step, split: int):
+    """A and B with their largest K mode cut into (slice, rest): the slice becomes batch."""
+    biggest = max((m for m in step.modes if m.kind == "k"), key=lambda m: m.extent)
+    k, n = biggest.label, biggest.extent
+    kept = KSlice(k)
+
+    def cut(lay: Layout) -> Layout:
+        labels, extents, strides = [], [], []
+        for l, e, st in zip(lay.labels, lay.extents, lay.strides):
+            if l == k:
+                labels += [kept, k]
+                extents += [split, n // split]
+                strides += [st * (n // split), st]
+            else:
+                labels.append(l)
+                extents.append(e)
+                strides.append(st)
+        return Layout(tuple(labels), tuple(extents), tuple(strides))
+
+    return cut(la), cut(lb), kept
+
+
 def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
          memory_limit=None, strategy=None, backend="cpu") -> Plan:
     """Turn a Bound into a Plan that writes an output with ``out_strides``."""
@@ -165,8 +224,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
     live = [(i, lay, d) for i, (lay, d) in enumerate(zip(bound.inputs, bound.dtypes))]
     steps: list[Step] = []
 
-    def temp(labels):
-        extents = tuple(ext[l] for l in labels)
+    def temp(labels, extents=None):
+        extents = tuple(ext[l] for l in labels) if extents is None else tuple(extents)
         lay = Layout(tuple(labels), extents, row_major(extents))
         buffers.append(Buffer("temp", compute, lay.size))
         return len(buffers) - 1, lay
@@ -197,8 +256,17 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             rank = {"batch": 0, "m": 1, "n": 2, "free": 1}
             keep.sort(key=lambda l: rank.get(kinds.get(l), 1))
             (res_buf, res_lay), res_dt = temp(keep), compute
-        steps.append(make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
-                               [d for _, _, d in ops], res_dt, compute, strategy, backend))
+        step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
+                         [d for _, _, d in ops], res_dt, compute, strategy, backend)
+        split = split_k_factor(step) if backend == "cuda" and strategy is None else 1
+        if split > 1:  # two steps: partial GEMMs over K slices, then a sum over the slices
+            (a, la, da), (b, lb, db) = ops
+            la2, lb2, kept = _split_layouts(la, lb, step, split)
+            tb, tl = temp((kept,) + tuple(res_lay.labels), (split,) + tuple(res_lay.extents))
+            steps.append(make_step([a, b], [la2, lb2], tb, tl, [da, db], compute, compute, None, backend))
+            steps.append(make_step([tb], [tl], res_buf, res_lay, [compute], res_dt, compute, None, backend))
+        else:
+            steps.append(step)
         live.append((res_buf, res_lay, res_dt))
 
     temps = [b.size for b in buffers if b.role == "temp"]

@@ -53,6 +53,8 @@ def test_ragged_gemm_poisoned_output(torch, m, n, k, dtype, strategy):
     ("ijk,jkl->il", [(31, 33, 17), (33, 17, 19)]),
     ("ij,jk,kl->il", [(30, 40), (40, 50), (50, 20)]),
     (",ij->ij", [(), (3, 4)]),
+    ("ij,jk->ik", [(64, 8192), (8192, 64)]),          # split-K: 32 K slices + a reduce step
+    ("lki,kjl->ji", [(64, 64, 200), (64, 150, 64)]),  # split-K over a multi-mode K group
 ])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fixed_cases_every_dtype(torch, subscripts, shapes, dtype):
