@@ -245,7 +245,10 @@ def _run(ex, arrays, out):
         arrays = [a.copy(order="C") if i in ex.copies else a for i, a in enumerate(arrays)]
     if ex.view is not None and out is None:
         shape, strides = ex.view
-        return np.lib.stride_tricks.as_strided(arrays[0], shape, strides, writeable=arrays[0].flags.writeable)
+        a = arrays[0]
+        if a.flags.c_contiguous or a.flags.f_contiguous:  # ~1 µs, vs ~5 µs for as_strided
+            return np.ndarray(shape, a.dtype, buffer=a, offset=0, strides=strides)
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
     if out is not None:
         for i, a in enumerate(arrays):
             if np.may_share_memory(out, a):
