@@ -102,6 +102,37 @@ def _column_chunks(n: int, work: int, align: int = 32):
     return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
+LOOP_PARALLEL_MIN = 1 << 20  # loop-nest points below which one thread is faster
+
+
+def _loop_chunks(step: Step, ext, strides, itemsizes):
+    """Split a loop-nest step's outermost (free) loop across threads, or None.
+
+    Each part gets its own extents (the chosen loop shortened) and byte offsets into every
+    tensor; parts write disjoint outputs, so the compiled kernel runs unchanged on each.
+    """
+    kinds = step.config[0]
+    threads = num_threads()
+    total = int(np.prod(ext, dtype=np.int64)) if ext else 0
+    # only the outermost loop, and only if it is free: each thread then streams its own
+    # contiguous block (splitting an inner loop, as in `ij->j`, measured slower than one thread)
+    if threads == 1 or total < LOOP_PARALLEL_MIN or not kinds or kinds[0] != "f":
+        return None
+    l = 0
+    n = ext[l]
+    if n < 2 * threads:
+        return None
+    bounds = [n * t // threads for t in range(threads + 1)]
+    parts = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        e = list(ext)
+        e[l] = hi - lo
+        offsets = [lo * row[l] * size for row, size in zip(strides, itemsizes)]
+        parts.append((offsets, (ctypes.c_int64 * len(e))(*e),
+                      (ctypes.c_int64 * max(1, len(strides) * len(e)))(*[x for row in strides for x in row])))
+    return parts
+
+
 class _Workspace(threading.local):
     """Per-thread scratch for packed GEMM panels (calls on other threads never share it)."""
 
@@ -159,6 +190,16 @@ class Executable:
         ext_a = (ctypes.c_int64 * max(1, len(ext)))(*ext)
         str_a = (ctypes.c_int64 * max(1, nt * len(ext)))(*[s for row in strides for s in row])
         order = (step.result, *step.operands)
+        parts = _loop_chunks(step, ext, strides, [d.itemsize for d in step_dtypes(self.plan, step)])
+        if parts:
+            keep = [(e, st) for _, e, st in parts]
+
+            def part(ptrs, offsets, e, st):
+                fn(*[ptrs[i] + off for i, off in zip(order, offsets)], e, st)
+
+            def run_parallel(ptrs, _keep=keep):
+                list(_pool().map(lambda p: part(ptrs, *p), parts))
+            return run_parallel
 
         if len(order) == 2:
             r, x = order

@@ -200,3 +200,17 @@ def test_single_operand_relabelling_is_a_view_like_numpy():
 def test_output_ellipsis_without_input_ellipsis_like_numpy():
     a = rand(3, 4)
     assert_matches(einc.einsum("ij->...ij", a), "ij->...ij", a)
+
+
+@pytest.mark.parametrize("subs", ["ij,ij->ij", "ij,ij->i", "ij->ji", "i,j->ij", "ijk->kj"])
+def test_steps_split_across_threads(subs, monkeypatch):
+    import einc.execute as ex
+    monkeypatch.setattr(ex, "num_threads", lambda: 3)
+    monkeypatch.setattr(ex, "LOOP_PARALLEL_MIN", 1000)
+    lhs = subs.split("->")[0].split(",")
+    sizes = {"i": 301, "j": 257, "k": 7}
+    ops = [rand(*[sizes[c] for c in t]) for t in lhs]
+    ops[0] = ops[0][::-1]  # negative strides: the per-thread byte offsets must follow them
+    einc.api._EXECUTABLES.data.clear()
+    assert_matches(einc.einsum(subs, *ops, strategy="reduce"), subs, *ops, terms=8)
+    assert_matches(einc.einsum(subs, *ops, strategy="reduce", order="F"), subs, *ops, terms=8)
