@@ -177,6 +177,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     array([[0., 1.],
            [2., 3.]])
     """
+    if (out is None and dtype is None and strategy is None and memory_limit is None
+            and order == "K" and casting == "safe" and optimize == "auto" and backend == "auto"):
+        fast = _fast_call(operands)  # a repeated numpy call with default options
+        if fast is not MISS:
+            return fast
     if backend not in BACKENDS:
         raise EincValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
     if backend != "cpu" and (backend == "cuda" or _maybe_device(operands, out)):
@@ -207,6 +212,12 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         ex.prefer_cuda = (backend == "auto" and sum(s.flops for s in ex.plan.steps) >= AUTO_CUDA_MIN_FLOPS
                           and _cuda_usable())
         _EXECUTABLES.put(key, ex)
+        if (backend == "auto" and type(operands[0]) is str and not ex.prefer_cuda and not ex.copies
+                and key[2:] == (None, None, "K", "safe", "auto", None, None)
+                and all(type(a) is np.ndarray for a in raw)):
+            if len(_FAST) > 4096:
+                _FAST.clear()
+            _FAST[(operands[0],) + key[1]] = ex
     if ex.prefer_cuda:
         from .cuda_call import cuda_einsum
         return cuda_einsum(spec, arrays, out, dtype, order, casting, optimize, memory_limit, strategy,
@@ -238,6 +249,28 @@ def _cuda_usable() -> bool:
         from .runtime.cuda import available
         _CUDA_USABLE = available()
     return _CUDA_USABLE
+
+
+_FAST: dict = {}  # (subscripts, per-operand (shape, strides, dtype char)) -> Executable
+
+
+def _fast_call(operands):
+    """The cheapest path: default options, numpy operands, a signature seen before."""
+    if not operands or type(operands[0]) is not str:
+        return MISS
+    sig = [operands[0]]
+    for a in operands[1:]:
+        if type(a) is not np.ndarray:
+            return MISS
+        sig.append((a.shape, a.strides, a.dtype.char))
+    ex = _FAST.get(tuple(sig))
+    if ex is None:
+        return MISS
+    if ex.view is not None:
+        return _run(ex, operands[1:], None)
+    result = np.empty(ex.plan.out_shape, dtype=ex.plan.out_dtype, order=ex.out_order)
+    ex(operands[1:], result)
+    return result[()] if result.ndim == 0 else result
 
 
 def _run(ex, arrays, out):
