@@ -77,8 +77,8 @@ def einsums(draw):
     return subscripts, shapes, dtypes, noncontig, strategy, seed
 
 
-def check_random_case(case, backend):
-    """Run one generated einsum on ``backend`` and compare it with numpy."""
+def case_operands(case):
+    """The operands of a generated case; rejects cases numpy itself would refuse."""
     subscripts, shapes, dtypes, noncontig, strategy, seed = case
     rng = np.random.default_rng(seed)
     ops = [make_array(rng, s, d, nc) for s, d, nc in zip(shapes, dtypes, noncontig)]
@@ -86,6 +86,13 @@ def check_random_case(case, backend):
         np.einsum(subscripts, *[np.zeros(o.shape) for o in ops], optimize=True)
     except ValueError:
         assume(False)  # not a valid einsum for numpy (the generator over-approximates)
+    return ops
+
+
+def check_random_case(case, backend):
+    """Run one generated einsum on ``backend`` and compare it with numpy."""
+    subscripts, shapes, _, _, strategy, _ = case
+    ops = case_operands(case)
     got = einc.einsum(subscripts, *ops, strategy=strategy, backend=backend)
     terms = max(1, int(np.prod([max(1, n) for s in shapes for n in s])))
     assert_matches(got, subscripts, *ops, terms=terms)
