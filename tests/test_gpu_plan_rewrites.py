@@ -1,0 +1,62 @@
+"""GPU plan rewrites: split-K (partial GEMMs over K slices + a reduce step) and copying
+operands whose mode groups are not contiguous into GEMM order.
+
+The rewritten plan is run here on the CPU executor, which takes any plan, so CI checks
+the rewrite's arithmetic without a GPU; tests/test_cuda_backend.py runs it on the GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from einc.api import plan_for
+from einc.execute import Executable
+from einc.plan import KSlice
+from oracle import assert_matches
+
+
+@pytest.mark.parametrize("subs,shapes", [
+    ("ij,jk->ik", [(64, 8192), (8192, 64)]),
+    ("lki,kjl->ji", [(64, 64, 200), (64, 150, 64)]),
+    ("abcd,dbea->ec", [(24, 36, 40, 24), (24, 36, 48, 24)]),
+])
+def test_split_k_plan_is_correct(subs, shapes):
+    plan = plan_for(subs, shapes, "float32", backend="cuda")
+    gemm = [s for s in plan.steps if s.strategy == "gett"]
+    assert len(gemm) == 1 and plan.steps[-1].strategy == "reduce"
+    assert any(isinstance(m.label, KSlice) and m.kind == "batch" for m in gemm[0].modes)
+    rng = np.random.default_rng(0)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    out = np.full(plan.out_shape, np.nan, dtype=np.float32)
+    Executable(plan)(ops, out)
+    k = int(np.prod([m.extent for m in gemm[0].modes if m.kind in ("k", "batch")]))
+    assert_matches(out, subs, *ops, terms=k)
+
+
+def test_no_split_when_output_fills_the_gpu_or_k_is_short():
+    assert len(plan_for("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", backend="cuda").steps) == 1
+    assert len(plan_for("ij,jk->ik", [(64, 512), (512, 64)], "float32", backend="cuda").steps) == 1
+    assert len(plan_for("ij,jk->ik", [(64, 8192), (8192, 64)], "float32").steps) == 1  # CPU plan
+    assert len(plan_for("ij,jk->ik", [(64, 8191), (8191, 64)], "float32", backend="cuda").steps) == 1  # prime K
+
+
+@pytest.mark.parametrize("subs,shapes", [
+    ("amji,cbkm->kjicba", [(6, 5, 4, 6), (4, 5, 3, 5)]),      # ccsd_t: every group permuted
+    ("akdbc,jk->cjbda", [(12, 5, 8, 6, 12), (7, 5)]),          # intensli
+    ("njmi,mknl->lkji", [(8, 6, 9, 10), (9, 6, 8, 7)]),        # ccsd ijkl
+    ("bij,bkj->bik", [(3, 40, 50), (3, 60, 50)]),              # contiguous: no copies
+])
+def test_gemm_order_copies_are_correct(subs, shapes):
+    plan = plan_for(subs, shapes, "float64", backend="cuda", strategy=None)
+    gemm = [s for s in plan.steps if s.strategy == "gett"]
+    rng = np.random.default_rng(1)
+    ops = [rng.standard_normal(s) for s in shapes]
+    out = np.full(plan.out_shape, np.nan)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=64)
+    if subs.startswith("bij"):
+        assert len(plan.steps) == 1  # already GEMM-shaped: nothing copied
+    else:
+        assert len(gemm) == 1 and len(plan.steps) > 1
+        # after the copies every group of the GEMM is one contiguous block of its tensors
+        assert all(len([m for m in gemm[0].modes if m.kind == k]) >= 1 for k in ("m", "n", "k"))
