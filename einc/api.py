@@ -9,6 +9,7 @@ import numpy as np
 from .bind import bind
 from .cuda_call import MISS, fast_cuda_einsum
 from .dtypes import check_supported
+from .ir import ArraySpec
 from .errors import EincError, EincTypeError, EincValueError, EincShapeError, EincSpecError
 from .execute import Executable
 from .parse import parse, parse_sublists
@@ -104,7 +105,7 @@ def _result_dtype(dtypes, dtype, casting):
 def _out_layout(spec_shape, res, out, order, arrays, casting):
     """(out_shape, out_dtype, element strides) of the array einsum will write."""
     if out is not None:
-        if not isinstance(out, np.ndarray):
+        if not isinstance(out, (np.ndarray, ArraySpec)):
             raise EincTypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
         if out.shape != spec_shape:
             raise EincShapeError(f"out has shape {out.shape} but the result has shape {spec_shape}")
@@ -302,7 +303,7 @@ def contract_path(*operands, optimize="auto", memory_limit=None, shapes=False):
     """
     spec, raw = _split_args(operands)
     if shapes:
-        arrays = [np.lib.stride_tricks.as_strided(np.empty(1), tuple(s), (0,) * len(s)) for s in raw]
+        arrays = [ArraySpec(tuple(int(n) for n in s), (0,) * len(s), np.dtype(np.float64)) for s in raw]
     else:
         arrays = [_operand(x, i) for i, x in enumerate(raw)]
     return contraction_path(bind(spec, arrays), optimize, memory_limit)
@@ -376,7 +377,7 @@ def plan_for(subscripts, shapes, dtype="float64", optimize="auto", memory_limit=
     for i, (s, d) in enumerate(zip(shapes, dts)):
         d = check_supported(d, f"dtype of operand {i}")
         strides = tuple(x * d.itemsize for x in row_major(tuple(s)))
-        arrays.append(np.lib.stride_tricks.as_strided(np.empty(1, d), tuple(s), strides))  # never read
+        arrays.append(ArraySpec(tuple(int(n) for n in s), strides, d))
     if len(arrays) != len(spec.inputs):
         raise EincSpecError(f"the subscripts name {len(spec.inputs)} operand(s) but "
                             f"{len(arrays)} shapes were given")

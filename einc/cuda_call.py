@@ -10,9 +10,9 @@ from .runtime.device_arrays import DeviceView, current_stream, empty_like_librar
 
 def _fake(shape, dtype, strides_elems):
     """A zero-memory numpy stand-in with the right shape/strides/dtype for bind and plan."""
-    item = np.dtype(dtype).itemsize
-    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), tuple(shape),
-                                           tuple(s * item for s in strides_elems))
+    from .ir import ArraySpec
+    dt = np.dtype(dtype)
+    return ArraySpec(tuple(shape), tuple(s * dt.itemsize for s in strides_elems), dt)
 
 
 def _span(v: DeviceView):

@@ -126,3 +126,42 @@ class Plan:
     backend: str = "cpu"
     out_strides: tuple[int, ...] = ()  # element strides the output is written with
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """What planning reads from an operand (shape, byte strides, dtype), with no data.
+
+    Used where einc plans for arrays it does not hold (device arrays, `plan_for`,
+    `contract_path(shapes=True)`): unlike a strided numpy view over a dummy buffer, nothing
+    can read through it by accident (a repr in a traceback included).
+    """
+
+    shape: tuple
+    strides: tuple  # bytes
+    dtype: np.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def flags(self):
+        from types import SimpleNamespace
+        item = self.dtype.itemsize
+        c, f = [], []
+        acc = item
+        for n in reversed(self.shape):
+            c.append(acc)
+            acc *= n
+        acc = item
+        for n in self.shape:
+            f.append(acc)
+            acc *= n
+        c_ok = all(s == e for (s, n), e in zip(zip(self.strides, self.shape), reversed(c)) if n != 1)
+        f_ok = all(s == e for (s, n), e in zip(zip(self.strides, self.shape), f) if n != 1)
+        return SimpleNamespace(c_contiguous=c_ok, f_contiguous=f_ok, writeable=True)

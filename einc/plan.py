@@ -163,6 +163,9 @@ def _affine(labels, lay: Layout) -> bool:
     return all(stride[a] == stride[b] * ext[b] for a, b in zip(live, live[1:]))
 
 
+COPY_MIN_INTENSITY = 500  # GEMM FLOPs per byte a GEMM-order copy moves, below which tables win
+
+
 def gpu_contiguous(step: Step, ops):
     """Which GEMM operands to copy into [batch, m, k] / [batch, k, n] order first.
 
@@ -170,6 +173,8 @@ def gpu_contiguous(step: Step, ops):
     gather on every load (TCCG's ccsd_t runs at 1.6-4.7 TFLOP/s that way). When a group is
     not one contiguous block of a tensor, copying that tensor once into GEMM order (a
     bandwidth-bound `reduce` permutation) turns every group into a single strided mode.
+    Measured on TCCG-24 (H200): the copies lift ccsd ijkl-minl-njmk from 20 to 34 TFLOP/s
+    but slow every case under ~100 FLOP per copied byte (intensli, ao2mo), hence the gate.
     Returns (ops, [labels for A or None, labels for B or None], C order or None).
     """
     la, lb = ops[0][1], ops[1][1]
@@ -184,6 +189,12 @@ def gpu_contiguous(step: Step, ops):
     a_copy = batch + ms + ks if need(la, [batch, ms, ks]) else None
     b_copy = batch + ks + ns if need(lb, [batch, ks, ns]) else None
     c_order = tuple(batch + ms + ns) if need(lc, [batch, ms, ns]) else None
+    # the permutation kernel moves ~1-2 TB/s of strided data: it only pays on heavy GEMMs
+    item = step.compute.itemsize
+    c_size = int(np.prod([m.extent for m in step.modes if m.kind != "k"], dtype=np.int64))
+    moved = 2 * item * ((la.size if a_copy else 0) + (lb.size if b_copy else 0) + (c_size if c_order else 0))
+    if moved and step.flops < COPY_MIN_INTENSITY * moved:
+        return ops, [None, None], None
     return ops, [a_copy, b_copy], c_order
 
 

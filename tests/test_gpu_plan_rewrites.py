@@ -46,7 +46,9 @@ def test_no_split_when_output_fills_the_gpu_or_k_is_short():
     ("njmi,mknl->lkji", [(8, 6, 9, 10), (9, 6, 8, 7)]),        # ccsd ijkl
     ("bij,bkj->bik", [(3, 40, 50), (3, 60, 50)]),              # contiguous: no copies
 ])
-def test_gemm_order_copies_are_correct(subs, shapes):
+def test_gemm_order_copies_are_correct(subs, shapes, monkeypatch):
+    import einc.plan
+    monkeypatch.setattr(einc.plan, "COPY_MIN_INTENSITY", 0)  # these small GEMMs would not pay
     plan = plan_for(subs, shapes, "float64", backend="cuda", strategy=None)
     gemm = [s for s in plan.steps if s.strategy == "gett"]
     rng = np.random.default_rng(1)
@@ -60,3 +62,10 @@ def test_gemm_order_copies_are_correct(subs, shapes):
         assert len(gemm) == 1 and len(plan.steps) > 1
         # after the copies every group of the GEMM is one contiguous block of its tensors
         assert all(len([m for m in gemm[0].modes if m.kind == k]) >= 1 for k in ("m", "n", "k"))
+
+
+def test_copies_only_for_heavy_gemms():
+    light = plan_for("akb,jk->jba", [(384, 384, 384), (24, 384)], "float32", backend="cuda")
+    assert [s.strategy for s in light.steps] == ["gett"]  # intensli: tables beat copying
+    heavy = plan_for("njmi,mknl->lkji", [(84, 84, 84, 96), (84, 84, 84, 96)], "float32", backend="cuda")
+    assert [s.strategy for s in heavy.steps][-1] == "gett" and len(heavy.steps) == 3
