@@ -5,10 +5,10 @@ contraction's modes, strides and dtypes (LLVM IR JIT-compiled with llvmlite on t
 """
 from . import explain
 from .api import ContractExpression, contract_expression, contract_path, einsum
-from .errors import (EincCompileError, EincError, EincShapeError, EincSpecError,
+from .errors import (EincCompileError, EincCudaError, EincError, EincShapeError, EincSpecError,
                      EincSyntaxError, EincTypeError, EincValueError)
 
 __version__ = "0.1.0"
 __all__ = ["einsum", "contract_path", "contract_expression", "ContractExpression",
            "EincError", "EincSyntaxError", "EincSpecError", "EincShapeError", "EincTypeError",
-           "EincValueError", "EincCompileError", "__version__"]
+           "EincValueError", "EincCompileError", "EincCudaError", "__version__"]

@@ -48,3 +48,7 @@ class EincCompileError(EincError, RuntimeError):
         if log:
             text += f"\n  log:\n{log}"
         super().__init__(text)
+
+
+class EincCudaError(EincError, RuntimeError):
+    """A CUDA driver call failed (out of memory, a kernel fault, no device...)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ..errors import EincCompileError, EincError
+from ..errors import EincCompileError, EincCudaError
 from .cache import DiskCache, digest
 
 
@@ -19,10 +19,6 @@ import os as _os
 # EINC_CUDA_SYNC=1: synchronise after every launch, so a kernel fault is reported with the
 # step that caused it (launches are otherwise asynchronous, like every CUDA library's).
 _SYNC_EACH_STEP = _os.environ.get("EINC_CUDA_SYNC", "0") == "1"
-
-
-class EincCudaError(EincError, RuntimeError):
-    """A CUDA driver call failed (out of memory, a kernel fault, no device...)."""
 
 
 def _driver():
