@@ -86,6 +86,19 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     print(f"    einc {nbytes / t / 1e12:.2f} TB/s vs copy {copy_bw / 1e12:.2f} TB/s = {nbytes / t / copy_bw:.2f}")
     del X, Y, dst
 
+    # 2b. a long dot (i,i->), 2^27 fp32 elements per operand: split into partial sums
+    n = 1 << 27
+    X = [torch.randn(n, device="cuda") for _ in range(2)]
+    Y = [torch.randn(n, device="cuda") for _ in range(2)]
+    r = einc.einsum("i,i->", X[0], Y[0])
+    ok &= bool(torch.allclose(r, torch.dot(X[0], Y[0]), rtol=1e-3, atol=1e-1))
+    t, s = _events_median(torch, lambda i: einc.einsum("i,i->", X[i % 2], Y[i % 2]), repeat)
+    tt, _ = _events_median(torch, lambda i: torch.dot(X[i % 2], Y[i % 2]), repeat)
+    te, _ = _events_median(torch, lambda i: torch.einsum("i,i->", X[i % 2], Y[i % 2]), repeat)
+    record("dot i,i-> 2^27 fp32", 0, 2 * n * 4, t, {"torch.dot": tt, "torch.einsum": te}, s)
+    print(f"    einc {2 * n * 4 / t / 1e12:.2f} TB/s vs copy {copy_bw / 1e12:.2f} TB/s = {2 * n * 4 / t / copy_bw:.2f}")
+    del X, Y
+
     # 3. cached-call overhead: an 8x8 einsum on device arrays, wall clock per call
     a = torch.randn(8, 8, device="cuda")
     for _ in range(100):

@@ -210,15 +210,40 @@ def split_k_factor(step: Step) -> int:
     K alone and most of the GPU idles; cutting one K mode into S slices makes S times
     more independent tiles (a batch mode), summed afterwards by a reduce step.
     """
+    size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
+    if step.strategy == "reduce":
+        return _split_reduce_factor(step)
     if step.strategy != "gett":
         return 1
-    size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
     tiles = -(-size("m") // 128) * -(-size("n") // 128) * size("batch")
     k_total = size("k")
     if tiles >= GPU_SMS or k_total < SPLIT_K_MIN:
         return 1
     biggest = max((m for m in step.modes if m.kind == "k"), key=lambda m: m.extent)
     want = min(64, -(-2 * GPU_SMS // tiles), k_total // SPLIT_K_SLICE)
+    divisors = [d for d in range(2, want + 1) if biggest.extent % d == 0]
+    return max(divisors, default=1)
+
+
+SPLIT_SUM_MIN = 1 << 16  # summed elements per output below which one team per output suffices
+
+
+def _split_reduce_factor(step: Step) -> int:
+    """Slices for a GPU reduction with too few outputs to occupy the GPU (a long dot).
+
+    The reduce kernel gives each output one team of threads; a handful of outputs over
+    millions of terms would leave all but a few SMs idle. Cutting the largest summed mode
+    into S slices gives S times more outputs, summed by a second, small reduce step.
+    """
+    summed = [m for m in step.modes if m.kind in ("k", "sum")]
+    if not summed:
+        return 1
+    outputs = int(np.prod([m.extent for m in step.modes if m.kind not in ("k", "sum")], dtype=np.int64))
+    total = int(np.prod([m.extent for m in summed], dtype=np.int64))
+    if outputs >= 4 * GPU_SMS or total < SPLIT_SUM_MIN:
+        return 1
+    biggest = max(summed, key=lambda m: m.extent)
+    want = min(1024, max(2, 8 * GPU_SMS // max(outputs, 1)), total // 4096)
     divisors = [d for d in range(2, want + 1) if biggest.extent % d == 0]
     return max(divisors, default=1)
 
@@ -233,9 +258,9 @@ class KSlice:
         return f"{label_text([self.label])}#"
 
 
-def _split_layouts(la: Layout, lb: Layout, step: Step, split: int):
-    """A and B with their largest K mode cut into (slice, rest): the slice becomes batch."""
-    biggest = max((m for m in step.modes if m.kind == "k"), key=lambda m: m.extent)
+def _split_layouts(layouts, step: Step, split: int):
+    """The operands with their largest summed mode cut into (slice, rest); the slice is kept."""
+    biggest = max((m for m in step.modes if m.kind in ("k", "sum")), key=lambda m: m.extent)
     k, n = biggest.label, biggest.extent
     kept = KSlice(k)
 
@@ -252,7 +277,7 @@ def _split_layouts(la: Layout, lb: Layout, step: Step, split: int):
                 strides.append(st)
         return Layout(tuple(labels), tuple(extents), tuple(strides))
 
-    return cut(la), cut(lb), kept
+    return [cut(lay) for lay in layouts], kept
 
 
 def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
@@ -318,11 +343,11 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
         else:
             tgt_buf, tgt_lay, tgt_dt = res_buf, res_lay, res_dt
         split = split_k_factor(step) if backend == "cuda" and strategy is None else 1
-        if split > 1:  # two steps: partial GEMMs over K slices, then a sum over the slices
-            (a, la, da), (b, lb, db) = ops
-            la2, lb2, kept = _split_layouts(la, lb, step, split)
+        if split > 1:  # two steps: partial sums over K slices, then a sum over the slices
+            cut, kept = _split_layouts([lay for _, lay, _ in ops], step, split)
             tb, tl = temp((kept,) + tuple(tgt_lay.labels), (split,) + tuple(tgt_lay.extents))
-            steps.append(make_step([a, b], [la2, lb2], tb, tl, [da, db], compute, compute, None, backend))
+            steps.append(make_step([b for b, _, _ in ops], cut, tb, tl, [d for _, _, d in ops], compute,
+                                   compute, None, backend))
             steps.append(make_step([tb], [tl], tgt_buf, tgt_lay, [compute], tgt_dt, compute, None, backend))
         else:
             steps.append(step)

@@ -55,6 +55,8 @@ def test_ragged_gemm_poisoned_output(torch, m, n, k, dtype, strategy):
     (",ij->ij", [(), (3, 4)]),
     ("ij,jk->ik", [(64, 8192), (8192, 64)]),          # split-K: 32 K slices + a reduce step
     ("lki,kjl->ji", [(64, 64, 200), (64, 150, 64)]),  # split-K over a multi-mode K group
+    ("i,i->", [(1 << 18,), (1 << 18,)]),             # a long dot: split into partial sums
+    ("ij->j", [(1 << 17, 3)]),
 ])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fixed_cases_every_dtype(torch, subscripts, shapes, dtype):

@@ -69,3 +69,20 @@ def test_copies_only_for_heavy_gemms():
     assert [s.strategy for s in light.steps] == ["gett"]  # intensli: tables beat copying
     heavy = plan_for("njmi,mknl->lkji", [(84, 84, 84, 96), (84, 84, 84, 96)], "float32", backend="cuda")
     assert [s.strategy for s in heavy.steps][-1] == "gett" and len(heavy.steps) == 3
+
+
+@pytest.mark.parametrize("subs,shapes", [
+    ("i,i->", [(1 << 18,), (1 << 18,)]),
+    ("ij,ij->", [(512, 512), (512, 512)]),
+    ("ij->j", [(1 << 17, 3)]),
+    ("abc->b", [(64, 2, 2048)]),
+])
+def test_split_reduction_plan_is_correct(subs, shapes):
+    plan = plan_for(subs, shapes, "float64", backend="cuda")
+    assert [s.strategy for s in plan.steps] == ["reduce", "reduce"]
+    assert any(isinstance(m.label, KSlice) for m in plan.steps[0].modes)
+    rng = np.random.default_rng(2)
+    ops = [rng.standard_normal(s) for s in shapes]
+    out = np.full(plan.out_shape, np.nan)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=1 << 18)

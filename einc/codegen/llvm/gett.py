@@ -342,6 +342,9 @@ class _Emitter:
                     # k padded to a multiple of KU (a power of two).
                     kcp = b.and_(b.add(kc, i64(p.KU - 1)), i64(-p.KU), name="kcp")
                     first = b.icmp_signed("==", pc, i64(0), name="first")
+                    # Unit-stride k in A over this K block: A panels copy runs of k
+                    # without reading the kA table per element.
+                    self.kA_unit = self.emit_unit_check(kA, pc, b.add(pc, kc), "kAu")
                     with Loop(b, 0, nc, p.NR, "pb") as lpb:
                         jr = lpb.index
                         nr = smin(b, i64(p.NR), b.sub(nc, jr))
@@ -382,7 +385,11 @@ class _Emitter:
     def emit_pack_b(self, dst, oB, n, nr, pc, kc, kcp):
         """Pack B[pc:pc+kc, n:n+nr] into dst[k*NR + j], zero padded to kcp x NR."""
         p, b = self.p, self.b
-        full = b.and_(b.icmp_signed("==", nr, i64(p.NR)), self.nB_unit)
+        # Vector rows when the NR columns of this panel are contiguous in B: always
+        # when nB is unit stride over [n0, n1), else checked per panel (e.g. a
+        # flattened (b, a) mode group that is contiguous only within runs of a).
+        full = b.and_(b.icmp_signed("==", nr, i64(p.NR)),
+                      b.or_(self.nB_unit, self.emit_panel_unit(self.nB, n, p.NR, nr)))
         with b.if_else(full) as (contiguous, scattered):
             with contiguous:
                 # Row-major B: each packed row is NR contiguous elements.
@@ -411,20 +418,112 @@ class _Emitter:
             for v in range(p.nvec):
                 self.vstore(self.vzero, dst, b.add(drow, i64(v * p.W)), self.vb)
 
+    def emit_panel_unit(self, t, start, width, count):
+        """i1: count == width and t[start+j] == t[start] + j for all j < width.
+
+        Reads t only when count == width (never past the table's end).
+        """
+        b = self.b
+        pre = b.block
+        ok = b.icmp_signed("==", count, i64(width))
+        chk = b.append_basic_block("pu.chk")
+        done = b.append_basic_block("pu.done")
+        b.cbranch(ok, chk, done)
+        b.position_at_end(chk)
+        t0 = self.tab(t, start)
+        res = ir.Constant(I1, 1)
+        for j in range(1, width):
+            d = b.sub(self.tab(t, b.add(start, i64(j))), t0)
+            res = b.and_(res, b.icmp_signed("==", d, i64(j)))
+        chk_end = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        phi = b.phi(I1, "pu")
+        phi.add_incoming(ir.Constant(I1, 0), pre)
+        phi.add_incoming(res, chk_end)
+        return phi
+
+    def st_transposed(self, vs, dst, off):
+        """Store rows vs[i][k] (len(vs) vectors of W) as dst[off + k*len(vs) + i]."""
+        b, W, R = self.b, self.p.W, len(vs)
+        parts = list(vs)
+        while len(parts) > 1:  # concatenate pairwise (pad an odd one with undef)
+            if len(parts) % 2:
+                parts.append(ir.Constant(parts[0].type, ir.Undefined))
+            n = parts[0].type.count
+            parts = [b.shuffle_vector(parts[j], parts[j + 1],
+                                      ir.Constant(ir.VectorType(I32, 2 * n),
+                                                  list(range(2 * n))))
+                     for j in range(0, len(parts), 2)]
+        big = parts[0]
+        mask = [(q % R) * W + q // R for q in range(R * W)]
+        t = b.shuffle_vector(big, ir.Constant(big.type, ir.Undefined),
+                             ir.Constant(ir.VectorType(I32, R * W), mask))
+        b.store(t, self.ptr(dst, off), align=self.eb)
+
     def emit_pack_a(self, dst, oA, m, mr, pc, kc, kcp):
-        """Pack A[m:m+mr, pc:pc+kc] into dst[k*MR + i], zero padded to kcp x MR."""
+        """Pack A[m:m+mr, pc:pc+kc] into dst[k*MR + i], zero padded to kcp x MR.
+
+        Full panels (mr == MR) walk k outer with the MR rows unrolled, so each packed
+        column is MR contiguous stores:
+          * kA unit stride over the K block: MR contiguous runs of A, no table reads;
+          * else mA contiguous over the panel's rows: one MR-wide load per k;
+          * else a gather with one kA read per k (not per element).
+        Edge panels gather row by row and zero the missing rows.
+        """
         p, b = self.p, self.b
-        # Row by row: walks k, the contiguous direction of a row-major A.
-        with Loop(b, 0, mr, 1, "pai") as li:
-            i = li.index
-            mai = b.add(oA, self.tab(self.mA, b.add(m, i)))
-            with Loop(b, 0, kc, 1, "paik") as lk:
-                k = lk.index
-                x = self.ld(self.A, b.add(mai, self.tab(self.kA, b.add(pc, k))))
-                self.st(x, dst, b.add(b.mul(k, i64(p.MR)), i))
-        with Loop(b, mr, p.MR, 1, "paz") as li:
-            with Loop(b, 0, kc, 1, "pazk") as lk:
-                self.st(self.zero, dst, b.add(b.mul(lk.index, i64(p.MR)), li.index))
+        full = b.icmp_signed("==", mr, i64(p.MR))
+        with b.if_else(full, likely=True) as (fullp, edge):
+            with fullp:
+                rows = [b.add(oA, self.tab(self.mA, b.add(m, i64(i)))) for i in range(p.MR)]
+                with b.if_else(self.kA_unit) as (kunit, kgen):
+                    with kunit:
+                        ka0 = self.tab(self.kA, pc)
+                        bases = [b.add(r, ka0) for r in rows]
+                        # W k at a time: MR vector loads, transposed in registers to
+                        # MR*W k-major elements; then the k remainder one at a time.
+                        kv = b.and_(kc, i64(-p.W), name="kv")
+                        with Loop(b, 0, kv, p.W, "pauv") as lk:
+                            k = lk.index
+                            vs = [self.vload(self.A, b.add(bs, k), self.eb) for bs in bases]
+                            self.st_transposed(vs, dst, b.mul(k, i64(p.MR)))
+                        with Loop(b, kv, kc, 1, "pauk") as lk:
+                            k = lk.index
+                            drow = b.mul(k, i64(p.MR))
+                            xs = [self.ld(self.A, b.add(bs, k)) for bs in bases]
+                            for i, x in enumerate(xs):
+                                self.st(x, dst, b.add(drow, i64(i)))
+                    with kgen:
+                        munit = self.emit_panel_unit(self.mA, m, p.MR, mr)
+                        with b.if_else(munit) as (mu, mg):
+                            with mu:
+                                VM = ir.VectorType(self.T, p.MR)
+                                with Loop(b, 0, kc, 1, "pamk") as lk:
+                                    k = lk.index
+                                    src = b.add(rows[0], self.tab(self.kA, b.add(pc, k)))
+                                    x = b.load(self.ptr(self.A, src), typ=VM, align=self.eb)
+                                    b.store(x, self.ptr(dst, b.mul(k, i64(p.MR))),
+                                            align=self.eb)
+                            with mg:
+                                with Loop(b, 0, kc, 1, "pagk") as lk:
+                                    k = lk.index
+                                    ka = self.tab(self.kA, b.add(pc, k))
+                                    drow = b.mul(k, i64(p.MR))
+                                    xs = [self.ld(self.A, b.add(r, ka)) for r in rows]
+                                    for i, x in enumerate(xs):
+                                        self.st(x, dst, b.add(drow, i64(i)))
+            with edge:
+                # Row by row: walks k, the contiguous direction of a row-major A.
+                with Loop(b, 0, mr, 1, "pai") as li:
+                    i = li.index
+                    mai = b.add(oA, self.tab(self.mA, b.add(m, i)))
+                    with Loop(b, 0, kc, 1, "paik") as lk:
+                        k = lk.index
+                        x = self.ld(self.A, b.add(mai, self.tab(self.kA, b.add(pc, k))))
+                        self.st(x, dst, b.add(b.mul(k, i64(p.MR)), i))
+                with Loop(b, mr, p.MR, 1, "paz") as li:
+                    with Loop(b, 0, kc, 1, "pazk") as lk:
+                        self.st(self.zero, dst, b.add(b.mul(lk.index, i64(p.MR)), li.index))
         with Loop(b, kc, kcp, 1, "pat") as lk:
             drow = b.mul(lk.index, i64(p.MR))
             for i in range(p.MR):
