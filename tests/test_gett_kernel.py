@@ -307,3 +307,134 @@ def test_api():
     assert gett_function_name(np.float32, 256) != gett_function_name(np.float64, 256)
     with pytest.raises(TypeError):
         emit_gett(np.int32, 256)
+
+
+# --- packing fast paths, driven by hand-made offset tables ------------------------------
+def run_tabled(dtype, NB, M, N, K, tbl, seed, ranges=None):
+    """Run the kernel on explicit tables (a dict of the nine of them) and check C.
+
+    A, B and C are flat buffers just large enough for the offsets; the reference gathers
+    through the same tables, so any table shape (partly contiguous, jumping) is fair.
+    """
+    names = ("bA", "bB", "bC", "mA", "mC", "nB", "nC", "kA", "kB")
+    t = {k: np.asarray(tbl[k], np.int64) for k in names}
+    rng = np.random.default_rng(seed)
+    extent = lambda *ks: int(sum(t[k].max(initial=0) for k in ks)) + 1  # noqa: E731
+    A = rand(rng, extent("bA", "mA", "kA"), dtype)
+    B = rand(rng, extent("bB", "kB", "nB"), dtype)
+    C = np.full(extent("bC", "mC", "nC"), np.nan, dtype)
+    f, bits = kernel(dtype)
+    dims = np.array([NB, M, N, K], np.int64)
+    tab = np.concatenate([t[k] for k in names]).astype(np.int64)
+    for n0, n1 in (ranges or [(0, N)]):
+        work, n = workspace(dtype, bits)
+        f(C.ctypes.data, A.ctypes.data, B.ctypes.data, dims.ctypes.data, tab.ctypes.data,
+          work.ctypes.data, n0, n1)
+        assert np.all(work[n:] == SENTINEL), "kernel wrote past its workspace"
+    Ag = A.astype(np.float64)[t["bA"][:, None, None] + t["mA"][None, :, None]
+                              + t["kA"][None, None, :]]
+    Bg = B.astype(np.float64)[t["bB"][:, None, None] + t["kB"][None, :, None]
+                              + t["nB"][None, None, :]]
+    ref = np.einsum("bmk,bkn->bmn", Ag, Bg)
+    bound = np.einsum("bmk,bkn->bmn", np.abs(Ag), np.abs(Bg))
+    got = C[t["bC"][:, None, None] + t["mC"][None, :, None] + t["nC"][None, None, :]]
+    tol = (K + 4) * np.finfo(dtype).eps * bound + np.finfo(dtype).tiny
+    assert np.all(np.isfinite(got)), "non-finite output"
+    err = np.abs(got.astype(np.float64) - ref)
+    assert np.all(err <= tol), f"max err {err.max()}"
+
+
+def runs(n, run, gap, start=0):
+    """n offsets, contiguous in runs of ``run``, each run ``gap`` past the last."""
+    i = np.arange(n)
+    return start + i + (i // run) * gap
+
+
+def c_tables(NB, M, N, **kw):
+    """Row-major C tables (distinct elements for every (b, m, n))."""
+    d = dict(bC=np.arange(NB) * M * N, mC=np.arange(M) * N, nC=np.arange(N))
+    d.update(kw)
+    return d
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pack_a_k_contiguous(dtype):
+    """kA unit stride: whole-row copies.  Ragged MR tails, k tails off the vector width,
+    several K blocks, and rows far apart (the permuted 'abk,kj->bja' layout)."""
+    prm = gett_params(dtype, jit().host_vector_bits())
+    for M, K in [(prm.MR, 1), (prm.MR + 1, prm.W - 1), (5 * prm.MR - 1, prm.W + 3),
+                 (2 * prm.MR, 2 * prm.KC + prm.W + 1), (prm.MC + 7, 37)]:
+        mA = np.arange(M) * (K + 3)  # gaps between rows
+        mA = mA[np.random.default_rng(M).permutation(M)]  # and in any order
+        N = 11
+        tbl = c_tables(1, M, N, bA=[0], bB=[0], mA=mA, kA=np.arange(K),
+                       kB=np.arange(K) * N, nB=np.arange(N))
+        run_tabled(dtype, 1, M, N, K, tbl, seed=M + K)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pack_a_k_partly_contiguous(dtype):
+    """kA contiguous only in runs, or in one K block but not the next: the whole-row
+    copy must not be used where the run breaks."""
+    prm = gett_params(dtype, jit().host_vector_bits())
+    M, N = 3 * prm.MR + 2, 9
+    Ks = [(prm.W + 5, runs(prm.W + 5, prm.W, 4)),  # one jump inside a vector of k
+          (prm.KC + 9, np.r_[np.arange(prm.KC), prm.KC + 50 + 3 * np.arange(9)]),
+          (prm.KC + 9, np.r_[np.arange(prm.KC + 3), prm.KC + 60 + np.arange(6)]),
+          (2 * prm.W, np.arange(2 * prm.W)[::-1])]  # unit stride backwards is not unit
+    for K, kA in Ks:
+        mA = np.arange(M) * (int(kA.max()) + 2)
+        tbl = c_tables(1, M, N, bA=[0], bB=[0], mA=mA, kA=kA,
+                       kB=np.arange(K) * N, nB=np.arange(N))
+        run_tabled(dtype, 1, M, N, K, tbl, seed=K)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pack_a_m_contiguous(dtype):
+    """kA strided, mA contiguous in runs: panels inside a run take MR-wide loads, panels
+    across a run boundary (runs not a multiple of MR) and ragged ones gather."""
+    prm = gett_params(dtype, jit().host_vector_bits())
+    K, N = 2 * prm.W + 3, 13
+    for M, run_len in [(4 * prm.MR, 10 ** 6), (4 * prm.MR + 1, prm.MR + 1),
+                       (3 * prm.MR + 4, 2 * prm.MR), (7, prm.MR - 1)]:
+        mA = runs(M, run_len, 3)
+        kA = np.arange(K) * (int(mA.max()) + 1)
+        tbl = c_tables(2, M, N, bA=[0, 5], bB=[0, 2], mA=mA, kA=kA,
+                       kB=np.arange(K) * (N + 2), nB=np.arange(N))
+        run_tabled(dtype, 2, M, N, K, tbl, seed=M)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pack_b_panel_contiguous(dtype):
+    """nB contiguous only in runs (not unit over [n0, n1)): full panels inside a run take
+    vector rows, panels straddling a run boundary and the ragged last one gather."""
+    prm = gett_params(dtype, jit().host_vector_bits())
+    M, K = 2 * prm.MR + 1, 29
+    for N, run_len in [(3 * prm.NR + 5, prm.NR + 3), (4 * prm.NR, 2 * prm.NR),
+                       (2 * prm.NR + 1, prm.NR - 1)]:
+        nB = runs(N, run_len, 7)
+        kB = np.arange(K) * (int(nB.max()) + 1)
+        tbl = c_tables(1, M, N, bA=[0], bB=[0], mA=np.arange(M) * K, kA=np.arange(K),
+                       kB=kB, nB=nB)
+        run_tabled(dtype, 1, M, N, K, tbl, seed=N,
+                   ranges=[(0, N // 2 + 1), (N // 2 + 1, N)])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_narrow_column_panels(dtype):
+    """N at most one vector wide (the one-vector micro-kernel) and just past it."""
+    prm = gett_params(dtype, jit().host_vector_bits())
+    rng = np.random.default_rng(10)
+    for N in sorted({1, prm.W - 1, prm.W, prm.W + 1, prm.NR + 1, prm.NR + prm.W}):
+        M, K = 3 * prm.MR + 1, prm.KC + 5
+        A, B = rand(rng, (M, K), dtype), rand(rng, (K, N), dtype)
+        big, C = embedded((M, N), dtype)
+        run("mk,kn->mn", A, B, C)
+        check("mk,kn->mn", A, B, C)
+        assert outside_untouched(big, (M, N))
+    # The permuted skinny contraction that motivated the row-copy packing.
+    A = rand(rng, (13, 11, 17), dtype)
+    B = rand(rng, (17, 8), dtype)
+    C = np.full((11, 8, 13), np.nan, dtype)
+    run("abk,kj->bja", A, B, C)
+    check("abk,kj->bja", A, B, C)
