@@ -128,8 +128,20 @@ class Plan:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+class ShapeLike:
+    """ndim and itemsize from ``shape`` and ``dtype``: what bind reads besides strides."""
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+
 @dataclass(frozen=True)
-class ArraySpec:
+class ArraySpec(ShapeLike):
     """What planning reads from an operand (shape, byte strides, dtype), with no data.
 
     Used where einc plans for arrays it does not hold (device arrays, `plan_for`,
@@ -140,14 +152,6 @@ class ArraySpec:
     shape: tuple
     strides: tuple  # bytes
     dtype: np.dtype
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
 
     @property
     def flags(self):

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EincTypeError
+from ..ir import ShapeLike
 
 KDL_CUDA, KDL_CUDA_MANAGED = 2, 13
 
 
 @dataclass
-class DeviceView:
+class DeviceView(ShapeLike):
     """A strided device tensor einc can address; ``owner`` keeps the producer alive."""
 
     ptr: int
@@ -27,15 +28,6 @@ class DeviceView:
     library: str  # "torch", "cupy", "dlpack", "cai"
     owner: object
     stream: int | None = None  # CAI v3: the producer's stream, if it gave one
-
-    # numpy-like attributes so bind() and the call signature treat it like an array
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
 
     @property
     def byte_strides(self):
