@@ -328,6 +328,7 @@ class ContractExpression:
         self.options = dict(optimize=optimize, memory_limit=memory_limit, strategy=strategy)
         normalize_optimize(optimize, memory_limit)
         self._cache: dict = {}
+        self._fast: dict = {}
         proto = [np.empty(s, dtype=d) for s, d in zip(self.shapes, self.dtypes)]
         self._executable(proto, None, None, "K", "safe")  # plan and compile now
 
@@ -341,6 +342,23 @@ class ContractExpression:
         return ex
 
     def __call__(self, *arrays, out=None, dtype=None, order="K", casting="safe"):
+        if out is None and dtype is None and order == "K" and casting == "safe":
+            try:  # a signature this expression has run before: no checks left to repeat
+                ex = self._fast.get(tuple([(a.shape, a.strides, a.dtype.char) for a in arrays
+                                           if type(a) is np.ndarray]))
+            except AttributeError:
+                ex = None
+            if ex is not None and len(arrays) == len(self.shapes):
+                result = np.empty(ex.plan.out_shape, dtype=ex.plan.out_dtype, order=ex.out_order)
+                ex(arrays, result)
+                return result[()] if result.ndim == 0 else result
+        ex, arrays = self._checked(arrays, out, dtype, order, casting)
+        if (out is None and dtype is None and order == "K" and casting == "safe" and ex.view is None
+                and not ex.copies and all(type(a) is np.ndarray for a in arrays)):
+            self._fast[tuple([(a.shape, a.strides, a.dtype.char) for a in arrays])] = ex
+        return _run(ex, arrays, out)
+
+    def _checked(self, arrays, out, dtype, order, casting):
         arrays = [_operand(x, i) for i, x in enumerate(arrays)]
         if len(arrays) != len(self.shapes):
             raise EincSpecError(f"this expression takes {len(self.shapes)} operands, got {len(arrays)}")
@@ -348,8 +366,7 @@ class ContractExpression:
             if a.shape != s:
                 raise EincShapeError(f"operand {i} has shape {a.shape} but the expression was "
                                      f"built for {s}")
-        ex = self._executable(arrays, out, dtype, order, casting)
-        return _run(ex, arrays, out)
+        return self._executable(arrays, out, dtype, order, casting), arrays
 
     def __repr__(self):
         return f"<einc.ContractExpression {self.subscripts!r} shapes={self.shapes}>"
