@@ -155,9 +155,15 @@ class Executable:
         self.plan = plan
         self.temps = [(i, b.size, b.dtype) for i, b in enumerate(plan.buffers) if b.role == "temp"]
         self.inputs = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "input"]
+        self.aliases = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "alias"]
+        self._consts = [np.array(b.data, dtype=b.dtype) for b in plan.buffers if b.role == "const"]
         self.runners = [self._runner(s) for s in plan.steps]
         self.empty = int(np.prod(plan.out_shape, dtype=np.int64)) == 0
         self.ptr_template = [0] * len(plan.buffers)
+        consts = iter(self._consts)
+        for i, b in enumerate(plan.buffers):
+            if b.role == "const":
+                self.ptr_template[i] = next(consts).ctypes.data
 
     def _runner(self, step: Step):
         key, build = kernel_source(self.plan, step)
@@ -224,6 +230,8 @@ class Executable:
             t = np.empty(max(size, 1), dtype=dt)
             keep.append(t)
             ptrs[i] = data_pointer(t)
+        for i, base in self.aliases:
+            ptrs[i] = ptrs[base]
         for run in self.runners:
             run(ptrs)
         return out

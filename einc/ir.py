@@ -85,10 +85,11 @@ class Mode:
 class Buffer:
     """A tensor a plan reads or writes: an input, an intermediate or the output."""
 
-    role: str  # "input", "temp", "output"
+    role: str  # "input", "temp", "output", "alias" (another buffer seen as `dtype`), "const"
     dtype: np.dtype
-    size: int  # elements (temps only; inputs/outputs are the caller's)
-    index: int = -1  # operand position for inputs
+    size: int  # elements (temps and consts; inputs/outputs are the caller's)
+    index: int = -1  # operand position for inputs; the aliased buffer for aliases
+    data: tuple = ()  # the values of a const buffer
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,62 @@ def gpu_contiguous(step: Step, ops):
     return ops, [a_copy, b_copy], c_order
 
 
+@dataclass(frozen=True)
+class Part:
+    """The real/imaginary index of a complex tensor seen as real (``of`` names the tensor)."""
+
+    of: str
+
+    def __str__(self):
+        return f"{self.of}~"
+
+
+# C[r] = sum_pq A[p] B[q] T[p,q,r] with p, q, r in {re, im}: complex multiplication as a
+# constant real tensor, so a complex GEMM becomes one real GEMM over twice the K and N.
+_COMPLEX_MUL = (1, 0, 0, 1, 0, 1, -1, 0)  # T[p,q,r] row-major: re*re->re, re*im->im, im*re->im, im*im->-re
+
+
+def _real_view(lay: Layout, part: Part) -> Layout:
+    """A complex layout as a real one: strides doubled, (re, im) as a unit-stride mode."""
+    return Layout(lay.labels + (part,), lay.extents + (2,), tuple(2 * s for s in lay.strides) + (1,))
+
+
+def complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend) -> bool:
+    """Whether a complex binary step should run as a real GEMM (CPU; GEMM-sized steps)."""
+    if backend != "cpu" or len(ops) != 2 or compute.kind != "c" or strategy not in (None, "gett"):
+        return False
+    if res_dt != compute or any(d != compute for _, _, d in ops):
+        return False
+    real = np.dtype(compute.char.lower())
+    probe = make_step([0, 1], [ops[0][1], ops[1][1]], 2, res_lay, [real, real], real, real,
+                      None if strategy is None else "gett")
+    kinds = {m.kind for m in probe.modes}
+    return {"m", "k"} <= kinds and (strategy == "gett" or probe.flops * 4 >= 2 * GETT_MIN_WORK)
+
+
+def complex_as_real(ops, res_buf, res_lay, buffers, temp):
+    """Steps computing a complex binary step with the real kernels (4 real FLOPs per complex)."""
+    (a, la, dt), (b, lb, _) = ops
+    real = np.dtype(dt.char.lower())
+
+    def alias(buf):
+        buffers.append(Buffer("alias", real, 0, buf))
+        return len(buffers) - 1
+
+    pa, pb, pr = Part("a"), Part("b"), Part("c")
+    la2, lb2 = _real_view(la, pa), _real_view(lb, pb)
+    buffers.append(Buffer("const", real, 8, data=_COMPLEX_MUL))
+    tbuf = len(buffers) - 1
+    tlay = Layout((pa, pb, pr), (2, 2, 2), (4, 2, 1))
+    mixed, mixed_lay = temp(lb.labels + (pa, pr), lb.extents + (2, 2))
+    buffers[mixed] = Buffer("temp", real, buffers[mixed].size)
+    first = make_step([alias(b), tbuf], [lb2, tlay], mixed, mixed_lay, [real, real], real, real, "reduce")
+    out = _real_view(res_lay, pr)
+    second = make_step([alias(a), mixed], [la2, mixed_lay], alias(res_buf), out, [real, real], real, real,
+                       None)
+    return [first, second]
+
+
 SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway
 SPLIT_K_SLICE = 256  # the shortest K slice worth a tile's prologue and epilogue
 GPU_SMS = 132  # H200; the split only decides speed, never correctness
@@ -324,6 +380,10 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             rank = {"batch": 0, "m": 1, "n": 2, "free": 1}
             keep.sort(key=lambda l: rank.get(kinds.get(l), 1))
             (res_buf, res_lay), res_dt = temp(keep), compute
+        if complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend):
+            steps += complex_as_real(ops, res_buf, res_lay, buffers, temp)
+            live.append((res_buf, res_lay, res_dt))
+            continue
         step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
                          [d for _, _, d in ops], res_dt, compute, strategy, backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation

@@ -214,3 +214,21 @@ def test_steps_split_across_threads(subs, monkeypatch):
     einc.api._EXECUTABLES.data.clear()
     assert_matches(einc.einsum(subs, *ops, strategy="reduce"), subs, *ops, terms=8)
     assert_matches(einc.einsum(subs, *ops, strategy="reduce", order="F"), subs, *ops, terms=8)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("subs,shapes", [
+    ("ij,jk->ik", [(70, 90), (90, 65)]),
+    ("bij,bkj->bik", [(3, 40, 50), (3, 60, 50)]),
+    ("ji,kj->ki", [(90, 70), (65, 90)]),
+])
+def test_complex_gemm_as_real_gemm(dtype, subs, shapes):
+    """Complex GEMM-shaped steps run as one real GEMM (K and N doubled) on the CPU."""
+    plan = einc.api.plan_for(subs, shapes, dtype)
+    assert plan.steps[-1].strategy == "gett" and plan.steps[-1].compute.kind == "f"
+    ops = [(rand(*s) + 1j * rand(*s)).astype(dtype) for s in shapes]
+    ops[0] = np.asfortranarray(ops[0])[..., ::-1][..., ::-1]  # another layout, same values
+    assert_matches(einc.einsum(subs, *ops), subs, *ops, terms=200)
+    out = np.full(np.einsum(subs, *ops).shape[::-1], np.nan, dtype=dtype).T  # strided out=
+    einc.einsum(subs, *ops, out=out)
+    assert_matches(out, subs, *ops, terms=200)
