@@ -10,7 +10,7 @@ from .bind import bind
 from .cuda_call import MISS, fast_cuda_einsum
 from .dtypes import check_supported
 from .ir import ArraySpec
-from .errors import EincError, EincTypeError, EincValueError, EincShapeError, EincSpecError
+from .errors import EincTypeError, EincValueError, EincShapeError, EincSpecError
 from .execute import Executable
 from .parse import parse, parse_sublists
 from .path import contraction_path, normalize_optimize
@@ -79,6 +79,11 @@ def _split_args(operands):
     if not arrays:
         raise EincSpecError("einsum needs at least one operand")
     return spec, arrays
+
+
+def _signature(arrays) -> tuple:
+    """What a compiled call depends on per operand: shape, strides, dtype (the cache key)."""
+    return tuple([(a.shape, a.strides, a.dtype.char) for a in arrays])
 
 
 def _hashable(x):
@@ -203,7 +208,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     else:
         spec, raw = _split_args(operands)
     arrays = [_operand(x, i) for i, x in enumerate(raw)]
-    key = (spec, tuple([(a.shape, a.strides, a.dtype.char) for a in arrays]),
+    key = (spec, _signature(arrays),
            None if out is None else (out.shape, out.strides, out.dtype.char) if isinstance(out, np.ndarray) else id(out),
            dtype if dtype is None else str(dtype), order, casting,
            optimize if type(optimize) is str else _hashable(optimize), _hashable(memory_limit), strategy)
@@ -344,8 +349,7 @@ class ContractExpression:
     def __call__(self, *arrays, out=None, dtype=None, order="K", casting="safe"):
         if out is None and dtype is None and order == "K" and casting == "safe":
             try:  # a signature this expression has run before: no checks left to repeat
-                ex = self._fast.get(tuple([(a.shape, a.strides, a.dtype.char) for a in arrays
-                                           if type(a) is np.ndarray]))
+                ex = self._fast.get(_signature([a for a in arrays if type(a) is np.ndarray]))
             except AttributeError:
                 ex = None
             if ex is not None and len(arrays) == len(self.shapes):
@@ -355,7 +359,7 @@ class ContractExpression:
         ex, arrays = self._checked(arrays, out, dtype, order, casting)
         if (out is None and dtype is None and order == "K" and casting == "safe" and ex.view is None
                 and not ex.copies and all(type(a) is np.ndarray for a in arrays)):
-            self._fast[tuple([(a.shape, a.strides, a.dtype.char) for a in arrays])] = ex
+            self._fast[_signature(arrays)] = ex
         return _run(ex, arrays, out)
 
     def _checked(self, arrays, out, dtype, order, casting):
