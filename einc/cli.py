@@ -68,10 +68,19 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
+    if args.report:  # charting a saved result runs nothing
+        from .report import write_report
+        write_report(args.report, plot=args.plot)
+        return 0
+    tccg_gpu = args.backend == "cuda" and args.suite == "tccg24"
+    if (args.plot or args.dtype != "float32") and not tccg_gpu:
+        raise EincError("--plot and --dtype are for `einc bench --backend cuda --suite tccg24`")
+    if args.plot and args.no_save:
+        raise EincError("--plot writes beside the saved JSON: drop --no-save")
     if args.backend == "cuda":
         from .bench_cuda import run_cuda_bench, run_tccg24
         if args.suite == "tccg24":
-            return run_tccg24(save=not args.no_save, repeat=args.repeat)
+            return run_tccg24(save=not args.no_save, repeat=args.repeat, dtype=args.dtype, plot=args.plot)
         return run_cuda_bench(save=not args.no_save, repeat=max(args.repeat, 10))
     from .bench import run_bench
     return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)
@@ -104,6 +113,12 @@ def main(argv=None):
     q.add_argument("--suite", default="core")
     q.add_argument("--repeat", type=int, default=5)
     q.add_argument("--no-save", action="store_true")
+    q.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16", "float64"],
+                   help="element type of --backend cuda --suite tccg24")
+    q.add_argument("--plot", action="store_true",
+                   help="also write RESULT.md and a RESULT.png roofline beside the JSON")
+    q.add_argument("--report", metavar="RESULT.json",
+                   help="rewrite RESULT.md (and with --plot RESULT.png) from a saved result; runs nothing")
     q.set_defaults(fn=cmd_bench)
     args = p.parse_args(argv)
     try:

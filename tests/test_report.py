@@ -1,0 +1,143 @@
+"""The TCCG-24 report: markdown table, roofline PNG and `einc bench --report`, from a result dict.
+
+No GPU is needed: the result is synthetic, with numbers chosen so every figure in the
+table can be checked by hand.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pytest
+
+from einc import EincError
+from einc.bench_cuda import case_geometry, load_tccg24
+from einc.cli import main
+from einc.report import markdown, plot_roofline, summarize, write_report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _row(name, subs, flops, nbytes, einc_s, torch_s, error=None):
+    return {"group": name.split()[0], "case": name.split()[1], "name": name, "einsum": subs,
+            "flops": flops, "bytes": nbytes, "intensity": flops / nbytes,
+            "einc": None if einc_s is None else {"median_s": einc_s, "samples_s": [einc_s] * 3},
+            "torch": {"median_s": torch_s, "samples_s": [torch_s] * 3},
+            "einc_error": error, "ok": None if einc_s is None else True, "strategies": "gett"}
+
+
+def synthetic_result():
+    """Three cases: einc 20 and 2 TFLOP/s, one case einc could not run (bf16)."""
+    return {"schema": 2, "suite": "tccg24", "backend": "cuda", "dtype": "bfloat16",
+            "device": "NVIDIA H200", "compute_capability": "9.0", "sm_count": 132, "driver": "570.1",
+            "nvrtc": "13.0", "cuda_bindings": "13.0.1", "torch": "2.11.0", "numpy": "2.4.0",
+            "einc": "0.1.0", "date": "2026-11-29 12:00:00", "timing": {"repeat": 3},
+            "roofline": {"bandwidth_bytes_per_s": 4.1e12, "bandwidth_label": "1 GiB device-to-device copy, measured",
+                         "peak_flops_per_s": 51e12, "peak_label": "cuBLAS fp32 GEMM, measured"},
+            "rows": [_row("ccsd big", "ki,jk->ji", 2e12, 1e9, 0.1, 0.2),           # 20 vs 10 TFLOP/s
+                     _row("intensli small", "akb,jk->jba", 1e12, 1e11, 0.5, 0.125),  # 2 vs 8
+                     _row("ao2mo gap", "ap,srqp->srqa", 4e12, 2e10, None, 0.1,      # - vs 40
+                          error="EincTypeError: bfloat16 is not supported yet\nmore detail")]}
+
+
+def test_summary_geomeans_skip_missing_einc():
+    s = summarize(synthetic_result())
+    assert s["cases"] == 3 and s["cases_einc"] == 2
+    assert s["geomean_einc_tflops"] == pytest.approx(math.sqrt(20 * 2))
+    assert s["geomean_torch_tflops"] == pytest.approx((10 * 8 * 40) ** (1 / 3))
+    assert s["geomean_ratio"] == pytest.approx(math.sqrt(2 * 0.25))  # over the cases both ran
+
+
+def test_markdown_table_numbers():
+    text = markdown(synthetic_result())
+    assert "| 1 | ccsd big | `ki,jk->ji` | 2000.0 | 2000 | 20.00 | 10.00 | 2.00 |" in text
+    assert "| 2 | intensli small | `akb,jk->jba` | 1000.0 | 10.0 | 2.00 | 8.00 | 0.25 |" in text
+    assert "| 3 | ao2mo gap | `ap,srqp->srqa` | 4000.0 | 200 | — | 40.00 | — |" in text
+    assert "| | **geometric mean** | | | | 6.32 (2 of 3) | 14.74 | 0.71 |" in text
+    assert "- #3 ao2mo gap: EincTypeError: bfloat16 is not supported yet" in text
+    assert "more detail" not in text
+    assert "bandwidth 4.10 TB/s" in text and "peak 51.00 TFLOP/s (cuBLAS fp32 GEMM, measured)" in text
+    assert "ridge point 12.4 FLOP/B" in text
+    assert text.startswith("# TCCG-24, bfloat16, NVIDIA H200")
+
+
+def test_markdown_marks_a_mismatch():
+    result = synthetic_result()
+    result["rows"][0]["ok"] = False
+    assert "| 20.00 (mismatch) |" in markdown(result)
+
+
+def _assert_real_png(path):
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 20_000
+    image = pytest.importorskip("matplotlib.image").imread(str(path))
+    rgb = image[..., :3]
+    assert rgb.std() > 0.05
+    assert (rgb.min(axis=-1) < 0.5).mean() > 0.005  # some dark ink: markers, lines, text
+
+
+def test_png_roofline_is_a_real_chart(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = plot_roofline(synthetic_result(), tmp_path / "r.png")
+    _assert_real_png(path)
+
+
+def test_markdown_without_matplotlib(tmp_path, monkeypatch, capsys):
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)  # makes `import name` fail
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(synthetic_result()))
+    written = write_report(path, plot=True, plot_required=False)  # as on the GPU machine
+    assert written == [tmp_path / "r.md"] and not (tmp_path / "r.png").exists()
+    assert "| 2 | intensli small |" in (tmp_path / "r.md").read_text()
+    assert "--report" in capsys.readouterr().out
+    with pytest.raises(EincError, match="pip install matplotlib"):
+        write_report(path, plot=True)
+
+
+def test_cli_report_plot_writes_md_and_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "tccg24-cuda-bf16-x.json"
+    path.write_text(json.dumps(synthetic_result()))
+    assert main(["bench", "--report", str(path), "--plot"]) == 0
+    md = (tmp_path / "tccg24-cuda-bf16-x.md").read_text()
+    assert "6.32 (2 of 3)" in md and "![roofline](tccg24-cuda-bf16-x.png)" in md
+    _assert_real_png(tmp_path / "tccg24-cuda-bf16-x.png")
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_report_rejects_other_json(tmp_path, capsys):
+    path = tmp_path / "core.json"
+    path.write_text(json.dumps({"rows": [{"case": "matmul", "seconds": {}}]}))
+    assert main(["bench", "--report", str(path)]) == 2
+    assert "not a `einc bench --backend cuda --suite tccg24` result" in capsys.readouterr().err
+    assert main(["bench", "--report", str(tmp_path / "missing.json")]) == 2
+
+
+def test_cli_plot_and_dtype_only_for_the_gpu_suite(capsys):
+    assert main(["bench", "--plot"]) == 2
+    assert main(["bench", "--backend", "cuda", "--suite", "tccg24", "--plot", "--no-save"]) == 2
+    assert main(["bench", "--dtype", "float16"]) == 2
+    assert "--backend cuda --suite tccg24" in capsys.readouterr().err
+
+
+def test_case_geometry_matches_the_suite_flops():
+    for _, case, subs, sizes, gflop, _ in load_tccg24():
+        assert round(case_geometry(subs, sizes, 4)["flops"] / 1e9, 1) == gflop, case
+    g = case_geometry("ij,jk->ik", {"i": 2, "j": 3, "k": 4}, 2)
+    assert g["shapes"] == [[2, 3], [3, 4]] and g["output_shape"] == [2, 4]
+    assert g["flops"] == 48 and g["bytes"] == 2 * (6 + 12 + 8) and g["intensity"] == 48 / 52
+
+
+def test_schema_1_results_still_report(tmp_path):
+    """Results saved before the roofline (einc_s / torch_s per row) load with their geometry."""
+    (group, case, _, _, gflop, _), *_ = load_tccg24()
+    old = {"device": "NVIDIA H200", "nvrtc": "13.0", "torch": "2.11",
+           "rows": [{"group": group, "case": case, "einsum": "x", "gflop": gflop, "einc_s": 0.02,
+                     "torch_s": 0.01, "ok": True, "strategies": "gett", "samples": [0.02] * 5}]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    md = write_report(path, plot=False)[0].read_text()
+    assert f"| 1 | {group} {case} |" in md and "| 0.50 |" in md and "Medians of 5 samples" in md
+    assert "not measured in this run" in md
