@@ -8,13 +8,13 @@ import numpy as np
 
 from .bind import bind
 from .cuda_call import MISS, fast_cuda_einsum
-from .dtypes import check_supported
+from .dtypes import GPU_ONLY, check_supported
 from .ir import ArraySpec
 from .errors import EincTypeError, EincValueError, EincShapeError, EincSpecError
 from .execute import Executable
 from .parse import parse, parse_sublists
 from .path import contraction_path, normalize_optimize
-from .plan import is_fortran, plan as make_plan, row_major
+from .plan import is_fortran, knobs, plan as make_plan, row_major
 
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 ORDERS = ("C", "F", "A", "K")
@@ -39,6 +39,10 @@ class _LRU:
             self.data[key] = value
             while len(self.data) > self.size:
                 self.data.popitem(last=False)
+
+    def clear(self):
+        with self.lock:
+            self.data.clear()
 
 
 _EXECUTABLES = _LRU()
@@ -98,7 +102,11 @@ def _result_dtype(dtypes, dtype, casting):
     if casting not in CASTINGS:
         raise EincValueError(f"casting={casting!r}: use one of {', '.join(CASTINGS)}")
     if dtype is None:
-        return np.result_type(*dtypes)
+        try:
+            return np.result_type(*dtypes)
+        except TypeError as e:  # e.g. bfloat16 with float16: numpy knows no common type
+            raise EincTypeError(f"operand dtypes {', '.join(map(str, dtypes))} have no common "
+                                f"type; pass dtype=") from e
     res = check_supported(dtype, "dtype=")
     for i, d in enumerate(dtypes):
         if not np.can_cast(d, res, casting):
@@ -156,6 +164,9 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     arrays = _validate(arrays)
     bound = bind(spec, arrays)
     res = _result_dtype(bound.dtypes, dtype, casting)
+    if backend == "cpu" and any(d in GPU_ONLY for d in (*bound.dtypes, res)):
+        raise EincTypeError("bfloat16 contractions run on the CUDA backend only (pass torch or "
+                            "DLPack device arrays, or backend='cuda')")
     ext = dict(bound.extents)
     shape = tuple(ext[l] for l in bound.output)
     out_dtype, out_strides = _out_layout(shape, res, out, order, arrays, casting)
@@ -170,19 +181,22 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
 
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
-           memory_limit=None, backend="auto", strategy=None):
+           memory_limit=None, backend="auto", strategy=None, precision=None):
     """numpy.einsum's answer, computed by kernels einc generates for this contraction.
 
     Accepts everything numpy.einsum does (subscripts or sublist form, ``out``, ``dtype``,
     ``order``, ``casting``, ``optimize``) plus a named-axis form, any number of operands
     and labels, and reducing an ellipsis away (``i...->i`` sums the broadcast dimensions).
     ``strategy`` forces a kernel family ("generic", "reduce", "gett") where it applies.
+    ``precision="tf32"`` lets float32 GEMM steps run on tensor cores in TF32 (10-bit
+    mantissa products, fp32 sums) on the CUDA backend; the default keeps full fp32.
 
     >>> import numpy as np, einc
     >>> einc.einsum("ij,jk->ik", np.eye(2), np.arange(4.0).reshape(2, 2))
     array([[0., 1.],
            [2., 3.]])
     """
+    strategy = knobs(strategy, precision)
     if (out is None and dtype is None and strategy is None and memory_limit is None
             and order == "K" and casting == "safe" and optimize == "auto" and backend == "auto"):
         fast = _fast_call(operands)  # a repeated numpy call with default options
@@ -324,13 +338,13 @@ class ContractExpression:
     """
 
     def __init__(self, subscripts, *shapes, dtype=None, optimize="auto", memory_limit=None,
-                 strategy=None):
+                 strategy=None, precision=None):
         self.subscripts = subscripts
         self.shapes = tuple(tuple(int(n) for n in s) for s in shapes)
         self.spec = parse(subscripts)
         dts = dtype if isinstance(dtype, (list, tuple)) else [dtype or np.float64] * len(shapes)
         self.dtypes = tuple(check_supported(d, f"dtype of operand {i}") for i, d in enumerate(dts))
-        self.options = dict(optimize=optimize, memory_limit=memory_limit, strategy=strategy)
+        self.options = dict(optimize=optimize, memory_limit=memory_limit, strategy=knobs(strategy, precision))
         normalize_optimize(optimize, memory_limit)
         self._cache: dict = {}
         self._fast: dict = {}
@@ -377,14 +391,14 @@ class ContractExpression:
 
 
 def contract_expression(subscripts, *shapes, dtype=None, optimize="auto", memory_limit=None,
-                        strategy=None) -> ContractExpression:
+                        strategy=None, precision=None) -> ContractExpression:
     """A reusable compiled contraction for operands of ``shapes`` (see ContractExpression)."""
     return ContractExpression(subscripts, *shapes, dtype=dtype, optimize=optimize,
-                              memory_limit=memory_limit, strategy=strategy)
+                              memory_limit=memory_limit, strategy=strategy, precision=precision)
 
 
 def plan_for(subscripts, shapes, dtype="float64", optimize="auto", memory_limit=None,
-             strategy=None, order="C", backend="cpu"):
+             strategy=None, order="C", backend="cpu", precision=None):
     """The Plan einc would run for C-contiguous operands of ``shapes`` (no data needed).
 
     >>> import einc.api
@@ -402,5 +416,5 @@ def plan_for(subscripts, shapes, dtype="float64", optimize="auto", memory_limit=
     if len(arrays) != len(spec.inputs):
         raise EincSpecError(f"the subscripts name {len(spec.inputs)} operand(s) but "
                             f"{len(arrays)} shapes were given")
-    return _build(spec, arrays, None, None, order, "safe", optimize, memory_limit, strategy,
-                  compile=False, backend=backend)
+    return _build(spec, arrays, None, None, order, "safe", optimize, memory_limit,
+                  knobs(strategy, precision), compile=False, backend=backend)

@@ -7,6 +7,7 @@ Results are saved with the device, driver, NVRTC version and the raw samples.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import time
@@ -35,6 +36,46 @@ def _events_median(torch, fn, repeat=20, inner=5):
 
 def _rotations(torch, make, nbytes):
     return [make() for _ in range(max(1, min(8, 1 + (3 * L2_BYTES) // max(nbytes, 1))))]
+
+
+def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
+    """n^3 GEMMs on tensor cores (and fp32 SIMT) beside cuBLAS in the same dtype."""
+    ok = True
+    cases = [  # name, torch dtype, einc kwargs, cuBLAS call, einsum
+        ("fp32 SIMT", torch.float32, {}, lambda a, b: a @ b, "ij,jk->ik"),
+        ("fp16", torch.float16, {}, lambda a, b: a @ b, "ij,jk->ik"),
+        ("tf32", torch.float32, {"precision": "tf32"}, lambda a, b: a @ b, "ij,jk->ik"),
+        ("int8 NN", torch.int8, {"dtype": "int32"}, None, "ij,jk->ik"),
+        ("int8 TN", torch.int8, {"dtype": "int32"}, None, "ik,jk->ij"),
+    ]
+    for name, tdt, kw, blas, expr in cases:
+        torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+        if tdt == torch.int8:
+            make = lambda: torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8)
+        else:
+            make = lambda: torch.randn(n, n, device="cuda", dtype=tdt)
+        A = [make() for _ in range(2)]
+        B = [make() for _ in range(2)]
+        if tdt == torch.int8:  # cuBLASLt int8 takes B column-major: give it that, its best case
+            Bc = [b.t() if expr == "ik,jk->ij" else b.t().contiguous().t() for b in B]
+            blas_fn = lambda i: torch._int_mm(A[i % 2], Bc[i % 2])
+        else:
+            blas_fn = lambda i: blas(A[i % 2], B[i % 2])
+        want = blas_fn(0)
+        r = einc.einsum(expr, A[0], B[0], **kw)
+        if tdt == torch.int8:
+            good = bool(torch.equal(r, want))
+        else:
+            err = (r.float() - want.float()).abs().max().item() / max(want.float().abs().max().item(), 1e-30)
+            good = err < (2e-2 if name in ("fp16", "tf32") else 1e-3)
+        ok &= good
+        t, smp = _events_median(torch, lambda i: einc.einsum(expr, A[i % 2], B[i % 2], **kw), repeat, 2)
+        tb, _ = _events_median(torch, blas_fn, repeat, 2)
+        record(f"gemm {name} {n}^3 {expr}", 2 * n**3, 0, t, {"cublas": tb}, smp)
+        print(f"    einc / cuBLAS = {tb / t:.2f}{'' if good else '   WRONG RESULT'}")
+        del A, B
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return ok
 
 
 def run_cuda_bench(save=True, repeat=20) -> int:
@@ -70,6 +111,9 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     record("gemm fp32 4096^3 (gett)", 2 * n**3, 0, t, {"cublas": tb, "torch.einsum": te}, s)
     print(f"    einc / cuBLAS = {tb / t:.2f}")
     del A, B
+
+    # 1b. tensor cores: fp16 / tf32 / int8 GEMMs against cuBLAS, and fp32 SIMT at 8192^3
+    ok &= _tensor_core_gemms(torch, einc, record, repeat, int(os.environ.get("EINC_BENCH_TC_N", 8192)))
 
     # 2. row-dot ij,ij->i, i=16384 j=4096 fp32, against the device-to-device copy bandwidth
     X = [torch.randn(16384, 4096, device="cuda") for _ in range(2)]
@@ -164,43 +208,168 @@ def load_tccg24(path=None):
     return rows
 
 
-def run_tccg24(save=True, repeat=5) -> int:
-    """TCCG-24 in fp32 on the GPU: einc beside torch.einsum in the same run."""
-    import math
+DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
+# einc's answer is compared with torch.einsum's, relative to the largest output magnitude:
+# half types round every stored product, so their tolerance is their epsilon's order
+TOLERANCE = {"float64": 1e-6, "float32": 1e-3, "float16": 1e-2, "bfloat16": 5e-2}
 
-    import torch
+
+def case_geometry(subs: str, sizes: dict, itemsize: int) -> dict:
+    """Shapes, FLOPs, bytes and arithmetic intensity of one contraction, for the roofline.
+
+    FLOPs are the suite's nominal 2 * (product of every extent): one multiply and one add
+    per term, as TCCG and cuBLAS count them, so einc and torch.einsum are scored on the
+    same work whatever path each takes. Bytes are every operand read once plus the output
+    written once: the least any implementation must move.
+
+    >>> case_geometry("ij,jk->ik", {"i": 2, "j": 3, "k": 4}, 4)["flops"]
+    48
+    """
+    lhs, out = subs.split("->")
+    shapes = [[sizes[c] for c in term] for term in lhs.split(",")]
+    out_shape = [sizes[c] for c in out]
+    flops = 2 * math.prod(sizes[c] for c in {c for term in lhs.split(",") for c in term})
+    nbytes = itemsize * (sum(math.prod(s) for s in shapes) + math.prod(out_shape))
+    return {"shapes": shapes, "output_shape": out_shape, "flops": flops, "bytes": nbytes,
+            "intensity": flops / nbytes}
+
+
+def device_info(torch) -> dict:
+    """The device, driver and every version a reader needs to compare or reproduce a run."""
+    import importlib.metadata
+    import platform
+    import subprocess
+
     import einc
     from .runtime.cuda import nvrtc_version
 
-    torch.backends.cuda.matmul.allow_tf32 = False
+    def dist_version(name):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    try:  # the driver release (e.g. 570.124.06); the CUDA API version alone hides it
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        driver = smi.stdout.split("\n")[0].strip() or None
+    except (OSError, subprocess.SubprocessError):
+        driver = None
+    try:  # the CUDA version the driver implements, e.g. 13.0
+        from cuda.bindings import driver as cu
+        err, api = cu.cuDriverGetVersion()
+        api = f"{api // 1000}.{api % 1000 // 10}" if err == cu.CUresult.CUDA_SUCCESS else None
+    except Exception:  # a version probe never stops a benchmark
+        api = None
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {"device": props.name, "compute_capability": f"{props.major}.{props.minor}",
+            "sm_count": props.multi_processor_count, "memory_bytes": props.total_memory,
+            "driver": driver, "cuda_driver_api": api,
+            "cuda_runtime": torch.version.cuda, "nvrtc": nvrtc_version(),
+            "cuda_bindings": dist_version("cuda-bindings"), "torch": torch.__version__,
+            "numpy": np.__version__, "einc": einc.__version__, "python": platform.python_version()}
+
+
+def measure_rooflines(torch, dtype: str, tdtype) -> dict:
+    """The chart's two roofs, measured on this device in this run (under a second).
+
+    Bandwidth: a 1 GiB device-to-device copy, bytes read + written over time, which is what
+    a memory-bound contraction can hope for (datasheet bandwidth is not reachable). Peak: a
+    cuBLAS GEMM of 8192^3 in the benchmark's dtype, the best this device does on dense
+    contractions through a vendor library.
+    """
+    src = torch.empty(2**28, device="cuda")  # 1 GiB of fp32, far beyond L2
+    dst = torch.empty_like(src)
+    t_copy, s_copy = _events_median(torch, lambda i: dst.copy_(src), repeat=10, inner=5)
+    moved = 2 * src.numel() * src.element_size()
+    del src, dst
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=tdtype)
+    b = torch.randn(n, n, device="cuda", dtype=tdtype)
+    t_mm, s_mm = _events_median(torch, lambda i: torch.matmul(a, b), repeat=5, inner=1)
+    del a, b
+    return {"bandwidth_bytes_per_s": moved / t_copy, "bandwidth_bytes": moved,
+            "bandwidth_label": "1 GiB device-to-device copy, measured", "bandwidth_samples_s": s_copy,
+            "peak_flops_per_s": 2 * n**3 / t_mm, "peak_flops": 2 * n**3,
+            "peak_label": f"cuBLAS {DTYPES[dtype]} GEMM, measured", "peak_samples_s": s_mm}
+
+
+def _timed(flops, median, samples):
+    return {"median_s": median, "tflops": flops / median / 1e12, "samples_s": samples}
+
+
+def run_tccg24(save=True, repeat=5, dtype="float32", plot=False) -> int:
+    """TCCG-24 on the GPU: einc beside torch.einsum in the same run, with the roofs measured.
+
+    A dtype einc does not support yet is recorded per case (einc: None plus the error) rather
+    than stopping the run, so torch.einsum's figures and the roofs are still kept.
+    ``plot`` writes the markdown table (and the PNG chart where matplotlib is installed)
+    beside the saved JSON. Returns 1 if any einc result disagrees with torch.einsum.
+    """
+    import torch
+    import einc
+    from .report import summarize, write_report
+
+    if dtype not in DTYPES:
+        raise einc.EincError(f"--dtype {dtype}: use one of {', '.join(DTYPES)}")
+    tdtype = getattr(torch, dtype)
+    torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32, for torch as for einc
+    info = device_info(torch)
+    roof = measure_rooflines(torch, dtype, tdtype)
+    print(f"{info['device']} (sm_{info['compute_capability'].replace('.', '')}, {info['sm_count']} SMs), "
+          f"{dtype}: copy {roof['bandwidth_bytes_per_s'] / 1e12:.2f} TB/s, "
+          f"peak {roof['peak_flops_per_s'] / 1e12:.1f} TFLOP/s ({roof['peak_label']})")
     print(f"{'case':<28}{'einsum':<22}{'einc':>9}{'torch':>9}  TFLOP/s einc / torch   x     strategies")
-    rows, ok = [], True
-    for group, case, subs, ext, gflop, _ in load_tccg24():
-        lhs = subs.split("->")[0].split(",")
-        ops = [torch.randn([ext[c] for c in term], device="cuda") for term in lhs]
-        got = einc.einsum(subs, *ops)
+    rows, ok, inner = [], True, 2
+    itemsize = torch.empty((), dtype=tdtype).element_size()
+    for group, case, subs, sizes, _, _ in load_tccg24():
+        geo = case_geometry(subs, sizes, itemsize)
+        flops = geo["flops"]
+        ops = [torch.randn(s, device="cuda", dtype=tdtype) for s in geo["shapes"]]
         ref = torch.einsum(subs, *ops)
-        good = bool(torch.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(ref.abs().max())))
-        ok &= good
-        t, s = _events_median(torch, lambda i: einc.einsum(subs, *ops), repeat, inner=2)
-        tt, _ = _events_median(torch, lambda i: torch.einsum(subs, *ops), repeat, inner=2)
-        plan = einc.api.plan_for(subs, [o.shape for o in ops], "float32", backend="cuda")
-        strat = "+".join(st.strategy for st in plan.steps)
-        rows.append({"group": group, "case": case, "einsum": subs, "gflop": gflop, "einc_s": t,
-                     "torch_s": tt, "ok": good, "strategies": strat, "samples": s})
-        print(f"{group + ' ' + case:<28}{subs:<22}{t * 1e3:>7.2f}ms{tt * 1e3:>7.2f}ms  {gflop / t / 1e3:6.2f} / "
-              f"{gflop / tt / 1e3:6.2f}  {tt / t:5.2f}  {strat}{'' if good else '  MISMATCH'}")
-        del ops, got, ref
-    gm = math.exp(sum(math.log(r["torch_s"] / r["einc_s"]) for r in rows) / len(rows))
-    gm_einc = math.exp(sum(math.log(r["gflop"] / r["einc_s"] / 1e3) for r in rows) / len(rows))
-    gm_torch = math.exp(sum(math.log(r["gflop"] / r["torch_s"] / 1e3) for r in rows) / len(rows))
-    print(f"geometric mean: einc {gm_einc:.2f} TFLOP/s, torch.einsum {gm_torch:.2f} TFLOP/s, speed-up {gm:.2f}x")
+        tt, ts = _events_median(torch, lambda i: torch.einsum(subs, *ops), repeat, inner)
+        row = {"group": group, "case": case, "name": f"{group} {case}", "einsum": subs, "sizes": sizes,
+               **geo, "einc": None, "einc_error": None, "torch": _timed(flops, tt, ts),
+               "ratio": None, "ok": None, "strategies": None}
+        try:
+            got = einc.einsum(subs, *ops)
+            tol = TOLERANCE[dtype] * float(ref.abs().max())
+            row["ok"] = bool(torch.allclose(got.double(), ref.double(), rtol=TOLERANCE[dtype], atol=tol))
+            te, es = _events_median(torch, lambda i: einc.einsum(subs, *ops), repeat, inner)
+            plan = einc.api.plan_for(subs, geo["shapes"], dtype, backend="cuda")
+            row.update(einc=_timed(flops, te, es), ratio=tt / te,
+                       strategies="+".join(st.strategy for st in plan.steps))
+            del got
+        except einc.EincError as e:
+            row["einc_error"] = f"{type(e).__name__}: {e}"
+        ok &= row["ok"] is not False
+        rows.append(row)
+        name = f"{group} {case}"
+        if row["einc"] is None:
+            why = row["einc_error"].splitlines()[0][:60]
+            print(f"{name:<28}{subs:<22}{'-':>9}{tt * 1e3:>7.2f}ms  einc: {why}")
+        else:
+            te = row["einc"]["median_s"]
+            print(f"{name:<28}{subs:<22}{te * 1e3:>7.2f}ms{tt * 1e3:>7.2f}ms  {flops / te / 1e12:6.2f} / "
+                  f"{flops / tt / 1e12:6.2f}  {tt / te:5.2f}  {row['strategies']}"
+                  f"{'' if row['ok'] else '  MISMATCH'}")
+        del ops, ref
+    result = {"schema": 2, "suite": "tccg24", "backend": "cuda", "dtype": dtype,
+              "date": time.strftime("%Y-%m-%d %H:%M:%S"), **info,
+              "timing": {"method": "CUDA events, 3 warm-up calls", "statistic": "median",
+                         "repeat": repeat, "calls_per_sample": inner},
+              "roofline": roof, "rows": rows}
+    result["summary"] = summ = summarize(result)
+    fmt = lambda v, f: "-" if v is None else format(v, f)
+    print(f"geometric mean: einc {fmt(summ['geomean_einc_tflops'], '.2f')} TFLOP/s "
+          f"({summ['cases_einc']} of {summ['cases']} cases), torch.einsum "
+          f"{fmt(summ['geomean_torch_tflops'], '.2f')} TFLOP/s, "
+          f"einc / torch {fmt(summ['geomean_ratio'], '.2f')}x")
     if save:
         out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
         out.mkdir(parents=True, exist_ok=True)
-        path = out / f"tccg24-cuda-fp32-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        path.write_text(json.dumps({"device": torch.cuda.get_device_name(), "nvrtc": nvrtc_version(),
-                                    "torch": torch.__version__, "geomean_einc_tflops": gm_einc,
-                                    "geomean_torch_tflops": gm_torch, "rows": rows}, indent=1))
+        path = out / f"tccg24-cuda-{DTYPES[dtype]}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        path.write_text(json.dumps(result, indent=1))
         print(f"saved {path}")
+        if plot:
+            write_report(path, result, plot_required=False)
     return 0 if ok else 1

@@ -67,6 +67,14 @@ def cmd_demo(args):
     return run_demo()
 
 
+def cmd_tune(args):
+    if args.repeat < 1:
+        raise EincError(f"--repeat {args.repeat}: give at least 1")
+    from .tune import run_tune
+    return run_tune(args.subscripts, parse_shapes(args.shapes), args.dtype, repeat=args.repeat,
+                    optimize=args.optimize)
+
+
 def cmd_bench(args):
     if args.report:  # charting a saved result runs nothing
         from .report import write_report
@@ -108,6 +116,13 @@ def main(argv=None):
         q.set_defaults(fn=fn)
     q = sub.add_parser("demo", help="run representative contractions against numpy")
     q.set_defaults(fn=cmd_demo)
+    q = sub.add_parser("tune", help="time the CUDA plan's candidate kernels and store the fastest")
+    q.add_argument("subscripts")
+    q.add_argument("--shapes", required=True, help="e.g. 64x32,32x16")
+    q.add_argument("--dtype", default="float32")
+    q.add_argument("--optimize", default="auto")
+    q.add_argument("--repeat", type=int, default=10, help="timing samples per candidate (median)")
+    q.set_defaults(fn=cmd_tune)
     q = sub.add_parser("bench", help="benchmark einc against numpy and opt_einsum")
     q.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
     q.add_argument("--suite", default="core")

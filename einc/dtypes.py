@@ -5,9 +5,21 @@ import numpy as np
 
 from .errors import EincTypeError
 
+try:  # numpy has no bfloat16; ml_dtypes (JAX's) gives it one, which torch/DLPack map to
+    import ml_dtypes as _ml_dtypes
+    BFLOAT16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes comes with the cuda extra
+    BFLOAT16 = None
+
 SUPPORTED = tuple(np.dtype(t) for t in (
     "bool", "int8", "uint8", "int16", "int32", "int64",
-    "float16", "float32", "float64", "complex64", "complex128"))
+    "float16", "float32", "float64", "complex64", "complex128")) + ((BFLOAT16,) if BFLOAT16 else ())
+GPU_ONLY = (BFLOAT16,) if BFLOAT16 else ()  # dtypes the llvmlite CPU backend does not compute in
+
+
+def kind(dtype: np.dtype) -> str:
+    """numpy's kind letter, with bfloat16 (kind 'V' in ml_dtypes) counted as a float."""
+    return "f" if dtype == BFLOAT16 else dtype.kind
 
 
 def check_supported(dtype, what: str) -> np.dtype:
@@ -25,9 +37,9 @@ def check_supported(dtype, what: str) -> np.dtype:
 
 
 def accumulator(dtype: np.dtype) -> np.dtype:
-    """Accumulate wide: float16 sums in float32; every other dtype in itself.
+    """Accumulate wide: float16 and bfloat16 sum in float32; every other dtype in itself.
 
     Integer sums wrap exactly as numpy's do: modular arithmetic gives the same low bits
     whatever width it accumulates in, so int8 in int8 equals int8 in int32 truncated.
     """
-    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 or dtype == BFLOAT16 else np.dtype(dtype)

@@ -1,6 +1,7 @@
 """Human-readable plans: what `einc explain` prints."""
 from __future__ import annotations
 
+from .cost import explain_lines
 from .ir import Plan
 from .plan import label_text
 
@@ -16,7 +17,9 @@ def human(n: float) -> str:
 
 
 def describe(plan: Plan) -> str:
-    """The path, each step's mode classes, strategy, FLOPs and bytes, the largest temp."""
+    """The path, each step's mode classes, strategy, FLOPs and bytes, the largest temp;
+    for a CUDA plan also each step's kernel choice and predicted time, and the total."""
+    gpu, gpu_tail = explain_lines(plan) if plan.backend == "cuda" else ((), ())
     lines = [f"einsum: {plan.bound.spec.text or '(sublist form)'}",
              f"output: shape {plan.out_shape}, dtype {plan.out_dtype}",
              f"path: {list(plan.path)}", f"steps: {len(plan.steps)}"]
@@ -37,5 +40,7 @@ def describe(plan: Plan) -> str:
             kinds, ext, _, acc, unit = s.config
             extra = f"   loops={''.join(kinds) or '-'} extents={list(ext)} accumulate={acc}"
         lines.append(f"      flops={human(s.flops)} bytes={human(s.bytes)} compute={s.compute}{extra}")
+        lines += gpu[i:i + 1]
     lines.append(f"largest intermediate: {plan.largest_intermediate} elements")
+    lines += gpu_tail
     return "\n".join(lines)

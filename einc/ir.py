@@ -126,6 +126,7 @@ class Plan:
     largest_intermediate: int = 0
     backend: str = "cpu"
     out_strides: tuple[int, ...] = ()  # element strides the output is written with
+    precision: str = "highest"  # "tf32": fp32 GEMM steps may run on tensor cores in tf32
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 

@@ -11,17 +11,20 @@ nothing. Strategy choice lives here and only here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from .dtypes import accumulator
+from . import tuned as _tuned
+from .cost import TIE, gemm_strategy, gett_config, gett_family, predict_split, profile_for
+from .dtypes import accumulator, kind as dtype_kind
 from .errors import EincValueError
 from .ir import Bound, Buffer, EllipsisDim, Layout, Mode, Plan, Step
 from .path import contraction_path
 
 STRATEGIES = ("generic", "reduce", "gett")
 GETT_MIN_WORK = 48 ** 3  # below this the packing overhead outweighs the GEMM kernel
-CUDA_GETT_MIN_WORK = 1 << 15  # below this a one-thread-per-output reduce kernel wins on the GPU
+CUDA_GETT_MIN_WORK = 1 << 15  # below this reduce wins on the GPU where the cost model can't tell
 GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -114,6 +117,8 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
 
     choice = _choose(strategy, modes, in_dtypes, res_dtype, compute, backend)
     config: tuple = ()
+    if choice == "gett" and backend == "cuda":  # the tile the cost model predicts fastest
+        config = gett_config(modes, in_dtypes, compute, nbytes)
     if choice in ("generic", "reduce"):
         if choice == "generic":
             free = [j for j, m in enumerate(modes) if m.kind not in ("sum", "k")]
@@ -136,13 +141,16 @@ def _choose(forced, modes, in_dtypes, res_dtype, compute, backend="cpu") -> str:
     size = lambda k: int(np.prod([m.extent for m in modes if m.kind == k], dtype=np.int64))
     if backend == "cuda":  # the CUDA gett converts on load/store, so any real dtype pair fits
         gemm_ok = (len(in_dtypes) == 2 and {"m", "n", "k"} <= kinds and compute.kind in "iuf"
-                   and in_dtypes[0] == in_dtypes[1] and in_dtypes[0].kind in "iuf")
+                   and in_dtypes[0] == in_dtypes[1] and dtype_kind(in_dtypes[0]) in "iuf")
         if forced in ("generic", "reduce") or not gemm_ok:
             return forced or "reduce"
         if forced == "gett":
             return "gett"
         work = size("m") * size("n") * size("k") * size("batch")
-        return "gett" if work >= CUDA_GETT_MIN_WORK else "reduce"
+        k_big = max(m.extent for m in modes if m.kind == "k")
+        return gemm_strategy(modes, in_dtypes, res_dtype, compute, _split_candidates(size("k"), k_big),
+                             _reduce_split(work // size("k"), size("k"), k_big),
+                             "gett" if work >= CUDA_GETT_MIN_WORK else "reduce")
     gemm_ok = (len(in_dtypes) == 2 and compute in GEMM_DTYPES and res_dtype == compute
                and all(d == compute for d in in_dtypes) and {"m", "n", "k"} <= kinds)
     if forced == "generic":
@@ -256,29 +264,48 @@ def complex_as_real(ops, res_buf, res_lay, buffers, temp):
 
 SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway
 SPLIT_K_SLICE = 256  # the shortest K slice worth a tile's prologue and epilogue
+SPLIT_K_MAX = 64  # the most K slices tried (partial sums cost S times the output's bytes)
 GPU_SMS = 132  # H200; the split only decides speed, never correctness
 
 
-def split_k_factor(step: Step) -> int:
+def _split_candidates(k_total: int, k_biggest: int) -> list:
+    """K split factors worth predicting: 1, and divisors of the largest K mode that leave
+    slices of at least SPLIT_K_SLICE (short K is outside what the cost model was fitted on)."""
+    if k_total < SPLIT_K_MIN:
+        return [1]
+    return [1] + [d for d in range(2, SPLIT_K_MAX + 1)
+                  if k_biggest % d == 0 and k_total // d >= SPLIT_K_SLICE]
+
+
+def split_k_factor(step: Step, in_dtypes=None) -> int:
     """How many K slices a GPU gett step should be cut into (1: none).
 
-    When the output has fewer 128x128 tiles than the GPU has SMs, each tile walks all of
-    K alone and most of the GPU idles; cutting one K mode into S slices makes S times
-    more independent tiles (a batch mode), summed afterwards by a reduce step.
+    When the output has too few tiles for the GPU's SMs, each tile walks all of K alone
+    and most of the GPU idles; cutting one K mode into S slices makes S times more
+    independent tiles (a batch mode), summed afterwards by a reduce step. S is the
+    candidate with the lowest predicted time (cost.predict_split: gett at its best tile,
+    plus the reduce over the partial sums) when it beats no split by more than cost.TIE.
     """
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
     if step.strategy == "reduce":
         return _split_reduce_factor(step)
     if step.strategy != "gett":
         return 1
-    tiles = -(-size("m") // 128) * -(-size("n") // 128) * size("batch")
     k_total = size("k")
-    if tiles >= GPU_SMS or k_total < SPLIT_K_MIN:
+    biggest = max((m.extent for m in step.modes if m.kind == "k"), default=1)
+    cands = _split_candidates(k_total, biggest)
+    if len(cands) == 1:
         return 1
-    biggest = max((m for m in step.modes if m.kind == "k"), key=lambda m: m.extent)
-    want = min(64, -(-2 * GPU_SMS // tiles), k_total // SPLIT_K_SLICE)
-    divisors = [d for d in range(2, want + 1) if biggest.extent % d == 0]
-    return max(divisors, default=1)
+    compute = np.dtype(step.compute)
+    in_dtypes = tuple(in_dtypes or (compute, compute))
+    M, N, batch = size("m"), size("n"), size("batch")
+    family = gett_family(in_dtypes, compute, work=M * N * k_total * batch)
+    items = (np.dtype(in_dtypes[0]).itemsize, compute.itemsize, compute.itemsize)
+    prof = profile_for()
+    times = [(predict_split(M, N, k_total, batch, s, items, family, prof)[1], s) for s in cands]
+    best, s = min(times)
+    # a split must win by more than the model's error (TIE), not by a wave-quantisation sliver
+    return s if best < times[0][0] * (1 - TIE) else 1
 
 
 SPLIT_SUM_MIN = 1 << 16  # summed elements per output below which one team per output suffices
@@ -296,11 +323,15 @@ def _split_reduce_factor(step: Step) -> int:
         return 1
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in ("k", "sum")], dtype=np.int64))
     total = int(np.prod([m.extent for m in summed], dtype=np.int64))
+    return _reduce_split(outputs, total, max(m.extent for m in summed))
+
+
+def _reduce_split(outputs: int, total: int, biggest: int) -> int:
+    """_split_reduce_factor from the sizes alone (the cost model predicts reduce with it)."""
     if outputs >= 4 * GPU_SMS or total < SPLIT_SUM_MIN:
         return 1
-    biggest = max(summed, key=lambda m: m.extent)
     want = min(1024, max(2, 8 * GPU_SMS // max(outputs, 1)), total // 4096)
-    divisors = [d for d in range(2, want + 1) if biggest.extent % d == 0]
+    divisors = [d for d in range(2, want + 1) if biggest % d == 0]
     return max(divisors, default=1)
 
 
@@ -336,22 +367,50 @@ def _split_layouts(layouts, step: Step, split: int):
     return [cut(lay) for lay in layouts], kept
 
 
+class Knobs(NamedTuple):
+    """A strategy with a non-default precision: how api.py passes ``precision`` through the
+    same (hashable) channel as ``strategy``, into cache keys and down to plan()."""
+
+    strategy: str | None
+    precision: str
+
+
+PRECISIONS = ("highest", "tf32")
+
+
+def knobs(strategy, precision):
+    """``strategy`` alone when ``precision`` is the default, else a Knobs (validated)."""
+    if precision in (None, "highest"):
+        return strategy
+    if precision not in PRECISIONS:
+        raise EincValueError(f"precision={precision!r}: use one of {', '.join(PRECISIONS)}")
+    return Knobs(strategy, precision)
+
+
 def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
          memory_limit=None, strategy=None, backend="cpu") -> Plan:
-    """Turn a Bound into a Plan that writes an output with ``out_strides``."""
+    """Turn a Bound into a Plan that writes an output with ``out_strides``.
+
+    ``strategy`` is a kernel family name, None, or a Knobs (strategy and precision)."""
+    precision = "highest"
+    if isinstance(strategy, Knobs):
+        strategy, precision = strategy
     if strategy is not None and strategy not in STRATEGIES:
         raise EincValueError(f"strategy={strategy!r}: use one of {', '.join(STRATEGIES)}")
     path, _ = contraction_path(bound, optimize, memory_limit)
     compute = accumulator(np.dtype(result_dtype))
+    # `einc tune`'s stored winners for this exact call (none: every choice is the cost model's)
+    tuned = _tuned.lookup(bound, out_strides, out_dtype, result_dtype, optimize, memory_limit, backend, strategy,
+                          precision)
     ext = dict(bound.extents)
     buffers = [Buffer("input", d, lay.size, i) for i, (lay, d) in enumerate(zip(bound.inputs, bound.dtypes))]
     live = [(i, lay, d) for i, (lay, d) in enumerate(zip(bound.inputs, bound.dtypes))]
     steps: list[Step] = []
 
-    def temp(labels, extents=None):
+    def temp(labels, extents=None, dtype=None):
         extents = tuple(ext[l] for l in labels) if extents is None else tuple(extents)
         lay = Layout(tuple(labels), extents, row_major(extents))
-        buffers.append(Buffer("temp", compute, lay.size))
+        buffers.append(Buffer("temp", compute if dtype is None else dtype, lay.size))
         return len(buffers) - 1, lay
 
     out_buf = len(buffers)
@@ -385,32 +444,33 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             live.append((res_buf, res_lay, res_dt))
             continue
         step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
-                         [d for _, _, d in ops], res_dt, compute, strategy, backend)
+                         [d for _, _, d in ops], res_dt, compute, tuned.strategy(k, strategy), backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation
         if backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2:
             new_ops, copies, c_order = gpu_contiguous(step, ops)
             for j, (labels, (b0, l0, d0)) in enumerate(zip(copies, ops)):
-                if labels is not None:  # copy the operand into its GEMM order (row-major)
-                    tb, tl = temp(labels)
-                    steps.append(make_step([b0], [l0], tb, tl, [d0], compute, compute, "reduce", backend))
-                    ops[j] = (tb, tl, compute)
+                if labels is not None:  # copy the operand into its GEMM order (row-major),
+                    tb, tl = temp(labels, dtype=d0)  # in its own dtype (fp16 stays tensor-core food)
+                    steps.append(make_step([b0], [l0], tb, tl, [d0], d0, compute, "reduce", backend))
+                    ops[j] = (tb, tl, d0)
             if c_order is not None:
                 final = temp(c_order)
             tgt_buf, tgt_lay, tgt_dt = (final[0], final[1], compute) if final else (res_buf, res_lay, res_dt)
             if any(c is not None for c in copies) or final:
                 step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], tgt_buf, tgt_lay,
-                                 [d for _, _, d in ops], tgt_dt, compute, strategy, backend)
+                                 [d for _, _, d in ops], tgt_dt, compute, tuned.strategy(k, strategy), backend)
         else:
             tgt_buf, tgt_lay, tgt_dt = res_buf, res_lay, res_dt
-        split = split_k_factor(step) if backend == "cuda" and strategy is None else 1
+        split = (tuned.split(k, step, [d for _, _, d in ops], split_k_factor)
+                 if backend == "cuda" and strategy is None else 1)
         if split > 1:  # two steps: partial sums over K slices, then a sum over the slices
             cut, kept = _split_layouts([lay for _, lay, _ in ops], step, split)
             tb, tl = temp((kept,) + tuple(tgt_lay.labels), (split,) + tuple(tgt_lay.extents))
-            steps.append(make_step([b for b, _, _ in ops], cut, tb, tl, [d for _, _, d in ops], compute,
-                                   compute, None, backend))
+            steps.append(tuned.tiled(k, make_step([b for b, _, _ in ops], cut, tb, tl, [d for _, _, d in ops],
+                                                  compute, compute, step.strategy, backend)))
             steps.append(make_step([tb], [tl], tgt_buf, tgt_lay, [compute], tgt_dt, compute, None, backend))
         else:
-            steps.append(step)
+            steps.append(tuned.tiled(k, step))
         if final:  # the GEMM's row-major result, permuted into the real output
             steps.append(make_step([final[0]], [final[1]], res_buf, res_lay, [compute], res_dt, compute,
                                    "reduce", backend))
@@ -419,4 +479,4 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
     temps = [b.size for b in buffers if b.role == "temp"]
     return Plan(bound, tuple(buffers), tuple(steps), out_buf, out_layout.extents, np.dtype(out_dtype),
                 tuple(path), max(temps, default=0), backend=backend,
-                out_strides=tuple(out_strides))
+                out_strides=tuple(out_strides), notes=tuned.notes, precision=precision)

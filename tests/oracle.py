@@ -22,11 +22,13 @@ def _eps(dt: np.dtype) -> float:
     return float(np.finfo(dt).eps) if dt.kind in "fc" else 0.0
 
 
-def assert_matches(got, subscripts, *ops, dtype=None, terms=1):
+def assert_matches(got, subscripts, *ops, dtype=None, terms=1, product_eps=0.0):
     """einc's ``got`` equals numpy's answer: exactly for int/bool, else within a bound.
 
     The float bound is the classical one for a sum of ``terms`` products:
-    eps(accumulator) * terms * sum(|products|) + eps(result) * |ref|.
+    eps(accumulator) * terms * sum(|products|) + eps(result) * |ref|, plus
+    ``product_eps`` * sum(|products|) when the products themselves are rounded (TF32
+    tensor cores round each fp32 operand to a 10-bit mantissa: 2 * 2^-10 per product).
     """
     ops = [np.asarray(o) for o in ops]
     res_dt = np.dtype(dtype) if dtype is not None else np.result_type(*ops)
@@ -41,7 +43,7 @@ def assert_matches(got, subscripts, *ops, dtype=None, terms=1):
     acc = np.float32 if res_dt == np.float16 else res_dt
     # + half a subnormal step: rounding into the subnormal range is exact only to that
     sub = float(np.finfo(res_dt).smallest_subnormal) if res_dt.kind in "fc" else 0.0
-    tol = (_eps(np.dtype(acc)) * (terms + len(ops)) * 4 + _eps(res_dt)) * absref + sub + 1e-300
+    tol = (_eps(np.dtype(acc)) * (terms + len(ops)) * 4 + _eps(res_dt) + product_eps) * absref + sub + 1e-300
     # NaN and inf must agree exactly in position
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     finite = np.isfinite(ref)

@@ -142,7 +142,8 @@ class CudaRuntime:
         with self._lock:
             fn = self._functions.get(key)
             if fn is None:
-                cubin = compile_cubin(kernel.source, kernel.name, options, self.disk, self.stats)
+                opts = dict(options, arch=kernel.arch) if getattr(kernel, "arch", "") else options
+                cubin = compile_cubin(kernel.source, kernel.name, opts, self.disk, self.stats)
                 self.make_current()
                 module = check(self.cu.cuModuleLoadData(cubin), f"cuModuleLoadData({kernel.name})")
                 self._modules.append(module)
@@ -209,7 +210,30 @@ def _libcuda_launch():
     return f
 
 
+def _libcuda_graph_launch():
+    """libcuda's cuGraphLaunch through ctypes, as for cuLaunchKernel (same switch)."""
+    import os
+    if os.environ.get("EINC_CUDA_CTYPES_LAUNCH", "1") == "0":
+        return None
+    try:
+        f = ctypes.CDLL("libcuda.so.1").cuGraphLaunch  # never versioned: (CUgraphExec, CUstream)
+    except (OSError, AttributeError):
+        return None
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    return f
+
+
 _LAUNCH = None
+_GRAPH_LAUNCH = None
+
+
+def graph_launcher():
+    """A callable ``(exec_handle: int, stream_handle: int) -> int`` (a CUresult), or None."""
+    global _GRAPH_LAUNCH
+    if _GRAPH_LAUNCH is None:
+        _GRAPH_LAUNCH = _libcuda_graph_launch() or False
+    return _GRAPH_LAUNCH or None
 
 
 class Launcher:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dtypes import BFLOAT16
 from ..errors import EincTypeError
 from ..ir import ShapeLike
 
@@ -79,11 +80,9 @@ def view(x, i: int) -> DeviceView:
     lib = _library(x)
     if lib == "torch":
         torch = _torch()
-        if x.dtype == torch.bfloat16:
-            raise EincTypeError(f"operand {i} is bfloat16, which einc's CUDA backend does not take yet")
         dt = _TORCH_TO_NP.get(x.dtype)
         if dt is None:
-            dt = _TORCH_TO_NP[x.dtype] = np.dtype(str(x.dtype).replace("torch.", ""))
+            dt = _TORCH_TO_NP[x.dtype] = _np_of_torch(x.dtype, i)
         return DeviceView(x.data_ptr(), tuple(x.shape), tuple(x.stride()), dt, lib, x)
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
@@ -110,7 +109,19 @@ class _DLTensor(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
-_DL_CODES = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
+_DL_CODES = {0: "i", 1: "u", 2: "f", 4: "bf", 5: "c", 6: "b"}
+
+
+def _np_of_torch(tdt, i: int) -> np.dtype:
+    name = str(tdt).replace("torch.", "")
+    if name == "bfloat16":
+        if BFLOAT16 is None:
+            raise EincTypeError(f"operand {i} is bfloat16: install ml_dtypes (pip install 'einc[cuda]')")
+        return BFLOAT16
+    try:
+        return np.dtype(name)
+    except TypeError:
+        raise EincTypeError(f"operand {i} has torch dtype {name}, which einc does not support") from None
 
 
 def _from_dlpack(x, i: int) -> DeviceView:
@@ -122,7 +133,12 @@ def _from_dlpack(x, i: int) -> DeviceView:
     kind = _DL_CODES.get(t.dtype.code)
     if kind is None or t.dtype.lanes != 1:
         raise EincTypeError(f"operand {i}: DLPack dtype code {t.dtype.code} is not supported")
-    dt = np.dtype("bool") if kind == "b" else np.dtype(f"{kind}{t.dtype.bits // 8}")
+    if kind == "bf":
+        if t.dtype.bits != 16 or BFLOAT16 is None:
+            raise EincTypeError(f"operand {i}: DLPack bfloat{t.dtype.bits} needs ml_dtypes' bfloat16")
+        dt = BFLOAT16
+    else:
+        dt = np.dtype("bool") if kind == "b" else np.dtype(f"{kind}{t.dtype.bits // 8}")
     shape = tuple(t.shape[d] for d in range(t.ndim))
     if t.strides:
         strides = tuple(t.strides[d] for d in range(t.ndim))
@@ -153,7 +169,7 @@ def current_stream(views) -> int:
 
 _TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int16", "int32": "int32",
                  "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
-                 "complex64": "complex64", "complex128": "complex128"}
+                 "complex64": "complex64", "complex128": "complex128", "bfloat16": "bfloat16"}
 
 
 _TORCH_OF_NP: dict = {}

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...dtypes import kind
 from ...ir import EllipsisDim, Plan, Step
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -36,6 +37,7 @@ _STORAGE = {
     "int16": ("short", "i16"), "int32": ("int", "i32"), "int64": ("long long", "i64"),
     "float16": ("einc_half", "f16"), "float32": ("float", "f32"), "float64": ("double", "f64"),
     "complex64": ("einc_c64", "c64"), "complex128": ("einc_c128", "c128"),
+    "bfloat16": ("einc_bf16", "bf16"),
 }
 # compute dtype -> (TC: numpy's compute type in C, TA: what the kernel accumulates in).
 # Integers accumulate wide and unsigned (defined wrap-around); truncation to TC on store
@@ -46,6 +48,7 @@ _COMPUTE = {
     "int32": ("int", "unsigned"), "int64": ("long long", "unsigned long long"),
     "float16": ("float", "float"), "float32": ("float", "float"), "float64": ("double", "double"),
     "complex64": ("einc_c64", "einc_c64"), "complex128": ("einc_c128", "einc_c128"),
+    "bfloat16": ("float", "float"),
 }
 _ACC_SIZE = {"bool": 1, "unsigned": 4, "unsigned long long": 8, "float": 4, "double": 8,
              "einc_c64": 8, "einc_c128": 16}
@@ -74,6 +77,17 @@ class CudaStepKernel:
     tables: tuple
     meta_size: int
     words: tuple = field(default=(), repr=False, compare=False)  # int, or ("table", i)
+    # pointer positions (0: out, 1..: inputs) this kernel needs 16-byte aligned, and the
+    # kernel to launch instead when one is not
+    aligned: tuple = ()
+    fallback: "CudaStepKernel | None" = field(default=None, repr=False, compare=False)
+    arch: str = ""  # compile for this arch instead of the device's (wgmma: "sm_90a")
+
+    def launchable(self, ptrs) -> "CudaStepKernel":
+        """This kernel, or its fallback when a pointer it needs aligned is not."""
+        if self.fallback is not None and any(ptrs[i] & 15 for i in self.aligned):
+            return self.fallback.launchable(ptrs)
+        return self
 
     def meta(self, table_ptrs: list) -> bytes:
         """The metadata struct's bytes (little-endian 8-byte fields, the C layout)."""
@@ -107,13 +121,23 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
 
     ``arch`` does not change the source today (the runtime compiles for it); it is
     accepted so that tile choices may depend on it later. ``gett_tile`` forces one of
-    ``GETT_TILES`` (tests use it to run the large tile on a small problem).
+    ``GETT_TILES`` (the SIMT kernel, even where tensor cores apply) or of
+    ``emit_mma.MMA_TILES`` (tests use it to run the large tiles on small problems).
     """
     dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype)
                                                             for o in step.operands]
     compute = np.dtype(step.compute)
     if step.strategy == "gett" and _gett_applies(step, dtypes, compute):
-        return _emit_gett(step, dtypes, compute, gett_tile)
+        from .emit_mma import MMA_TILES, emit_mma, mma_op
+        from .emit_wgmma import WGMMA_TILES, emit_wgmma
+        op = None if gett_tile in GETT_TILES else mma_op(step, dtypes, compute, plan.precision)
+        if op is not None and arch == "sm_90" and gett_tile not in MMA_TILES:
+            k = emit_wgmma(plan, step, dtypes, compute, op, gett_tile)
+            if k is not None:
+                return k
+        if op is not None:
+            return emit_mma(plan, step, dtypes, compute, op, None if gett_tile in WGMMA_TILES else gett_tile)
+        return _emit_gett(step, dtypes, compute, gett_tile if gett_tile in GETT_TILES else None)
     if step.strategy in ("gett", "reduce"):
         return _emit_reduce(step, dtypes, compute)
     return _emit_generic(step, dtypes, compute)
@@ -361,7 +385,7 @@ def _gett_applies(step: Step, dtypes, compute) -> bool:
     kinds = {m.kind for m in step.modes}
     K = int(np.prod([m.extent for m in step.modes if m.kind == "k"], dtype=np.int64))
     return (len(step.operands) == 2 and {"m", "n", "k"} <= kinds and "sum" not in kinds
-            and compute.kind in "iuf" and all(d.kind in "iuf" for d in dtypes[1:])
+            and compute.kind in "iuf" and all(kind(d) in "iuf" for d in dtypes[1:])
             and K < 2 ** 34)  # the kernel counts K slices in 32 bits
 
 
@@ -395,7 +419,44 @@ def _group_offsets(modes, t) -> np.ndarray:
     return off
 
 
-def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
+@dataclass(frozen=True)
+class GettLayout:
+    """A gett step seen as C[b, m, n] = sum_k A[b, m, k] B[b, k, n]: groups and metadata.
+
+    ``G`` maps b/m/n/k to the group's (extent, (sC, sA, sB)) modes after the swap
+    (``swapped``: C is unit-stride along M, so the kernel computes C^T = B^T A^T and
+    ``ta``/``tb`` index the step's tensors that act as A and B). ``words``/``tables`` are
+    EincGettMeta's fields, shared by the SIMT (gett) and tensor-core (mma) kernels.
+    """
+
+    G: dict
+    swapped: bool
+    ta: int
+    tb: int
+    tabled: dict
+    ext: dict
+    words: tuple
+    tables: tuple
+
+    def modes_line(self, step: Step) -> str:
+        labels = {}
+        for m in step.modes:
+            labels.setdefault(m.kind, []).append(_label(m.label))
+        return (f"batch {' '.join(labels.get('batch', [])) or '-'} | m {' '.join(labels.get('m', []))} | "
+                f"n {' '.join(labels.get('n', []))} | k {' '.join(labels.get('k', []))}")
+
+    def gdesc(self, g) -> str:
+        if not self.G[g]:
+            return "-"
+        n = len(self.G[g])
+        return ("table" if self.tabled[g] else "stride") + f"[{n} mode{'s' if n > 1 else ''}]"
+
+    def tiles(self, bm: int, bn: int) -> tuple:
+        """(tiles_m, tiles_n) for a bm x bn tile; the metadata's tile counts follow."""
+        return _cdiv(self.ext["m"], bm), _cdiv(self.ext["n"], bn)
+
+
+def gett_layout(step: Step, bm: int, bn: int) -> GettLayout:
     groups = _gett_groups(step)
     # Store C fastest along the kernel's N: if C is unit-stride along M instead, compute
     # C^T = B^T A^T by swapping the operands and the M/N groups.
@@ -405,29 +466,8 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     G = {"b": groups["batch"], "m": groups[gm], "n": groups[gn], "k": groups["k"]}
     ext = {g: int(np.prod([e for e, _ in G[g]], dtype=np.int64)) if G[g] else 1 for g in G}
     tabled = {g: len(G[g]) > 1 for g in G}
-    # Global loads run along A's M (else K) and B's N (else K), whichever is unit-stride.
-    a_mfast = _has_unit(G["m"], ta_idx)
-    b_nfast = _has_unit(G["n"], tb_idx)
-
-    M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
-    # The big tile once it fills every SM; otherwise more, smaller tiles.
-    cfg = tile or ("128x128x8" if nb * _cdiv(M, 128) * _cdiv(N, 128) >= SM_COUNT else "64x64x8")
-    big = cfg == "128x128x8"
-    BM, BN, BK, RM, RN = GETT_TILES[cfg]
-    nthreads = (BM // RM) * (BN // RN)
-    tc, ta = _COMPUTE[compute.name]
-    acc_size = _ACC_SIZE[ta]
-    # cp.async moves raw bits: only when the inputs already are the compute type
-    # (fp32, fp64, int32, int64); other inputs are converted in registers.
-    async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(
-        d == compute for d in dtypes[1:])
-    stages = 2 if (big and acc_size > 4) or not async_ok else 3
-    minb = 2 if async_ok and acc_size <= 4 or not big else 1
-    tiles_m, tiles_n = _cdiv(M, BM), _cdiv(N, BN)
-    tiles = nb * tiles_m * tiles_n
-
     # metadata: sizes, strides of single-mode groups, then table slots
-    tables, words = [], [M, N, K, nb, tiles_m, tiles_n]
+    tables, words = [], [ext["m"], ext["n"], ext["k"], ext["b"], _cdiv(ext["m"], bm), _cdiv(ext["n"], bn)]
     slots = [("b", ta_idx), ("m", ta_idx), ("k", ta_idx), ("b", tb_idx), ("k", tb_idx), ("n", tb_idx),
              ("b", 0), ("m", 0), ("n", 0)]
     for g, t in slots:
@@ -438,6 +478,39 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
             tables.append(_group_offsets(G[g], t))
         else:
             words.append(0)
+    return GettLayout(G, swapped, ta_idx, tb_idx, tabled, ext, tuple(words), tuple(tables))
+
+
+def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
+    ext0 = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
+            for g in ("batch", "m", "n")}
+    # The plan's tile (cost model or `einc tune`, in step.config); without one, the big
+    # tile once it fills every SM, otherwise more, smaller tiles.
+    planned = next((x[1] for x in step.config if isinstance(x, tuple) and len(x) == 2 and x[0] == "tile"
+                    and x[1] in GETT_TILES), None)
+    cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
+                              >= SM_COUNT else "64x64x8")
+    BM, BN, BK, RM, RN = GETT_TILES[cfg]
+    lay = gett_layout(step, BM, BN)
+    G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
+    words, tables = list(lay.words), list(lay.tables)
+    # Global loads run along A's M (else K) and B's N (else K), whichever is unit-stride.
+    a_mfast = _has_unit(G["m"], ta_idx)
+    b_nfast = _has_unit(G["n"], tb_idx)
+
+    M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
+    big = cfg == "128x128x8"
+    nthreads = (BM // RM) * (BN // RN)
+    tc, ta = _COMPUTE[compute.name]
+    acc_size = _ACC_SIZE[ta]
+    # cp.async moves raw bits: only when the inputs already are the compute type
+    # (fp32, fp64, int32, int64); other inputs are converted in registers.
+    async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(
+        d == compute for d in dtypes[1:])
+    stages = 2 if (big and acc_size > 4) or not async_ok else 3
+    minb = 2 if async_ok and acc_size <= 4 or not big else 1
+    tiles_m, tiles_n = lay.tiles(BM, BN)
+    tiles = nb * tiles_m * tiles_n
 
     tout, tcn, tan, tin = _types(dtypes, compute)
     sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
@@ -452,15 +525,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
 
-    def gdesc(g):
-        if not G[g]:
-            return "-"
-        return ("table" if tabled[g] else "stride") + f"[{len(G[g])} mode{'s' if len(G[g]) > 1 else ''}]"
-    labels = {}
-    for m in step.modes:
-        labels.setdefault(m.kind, []).append(_label(m.label))
-    modes_line = (f"batch {' '.join(labels.get('batch', [])) or '-'} | m {' '.join(labels.get('m', []))} | "
-                  f"n {' '.join(labels.get('n', []))} | k {' '.join(labels.get('k', []))}")
+    gdesc, modes_line = lay.gdesc, lay.modes_line(step)
     family = (f"gett {cfg} tiles, {RM}x{RN} per thread, {nthreads} threads, "
               f"{f'{stages}-stage cp.async pipeline' if async_ok else 'register prefetch, 2 stages'}; "
               f"groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "

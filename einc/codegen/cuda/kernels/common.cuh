@@ -5,7 +5,8 @@
 //
 // Three kinds of type appear in a kernel:
 //   storage S      what a buffer holds: signed char, unsigned char, short, int,
-//                  long long, float, double, einc_half, einc_bool, einc_c64, einc_c128;
+//                  long long, float, double, einc_half, einc_bf16, einc_bool, einc_c64,
+//                  einc_c128;
 //   compute TC     numpy's accumulation dtype for the step (step.compute): inputs are
 //                  converted to it on load, the sum is converted from it on store;
 //   accumulator TA what the kernel actually adds in. It equals TC except for integers,
@@ -22,6 +23,7 @@
 // ---------------------------------------------------------------------------------------
 // Storage types that C++ has no native spelling for.
 struct einc_half { unsigned short bits; };          // IEEE binary16, converted with cvt
+struct einc_bf16 { unsigned short bits; };          // bfloat16: the top half of a binary32
 struct einc_bool { unsigned char v; };              // numpy bool: one byte, 0 or 1
 struct __align__(8) einc_c64 { float re, im; };     // numpy complex64
 struct __align__(16) einc_c128 { double re, im; };  // numpy complex128
@@ -38,6 +40,11 @@ __device__ __forceinline__ float einc_h2f(unsigned short h) {
 __device__ __forceinline__ unsigned short einc_f2h(float f) {
   unsigned short h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ unsigned short einc_f2bf(float f) {  // round to nearest even (sm_80+)
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
 __device__ __forceinline__ unsigned short einc_d2h(double d) {
@@ -93,6 +100,7 @@ template <class To, class From> __device__ __forceinline__ To cast(From x) {
 // Loading: storage -> natural value.
 template <class S> __device__ __forceinline__ S value_of(S x) { return x; }
 __device__ __forceinline__ float value_of(einc_half x) { return einc_h2f(x.bits); }
+__device__ __forceinline__ float value_of(einc_bf16 x) { return __uint_as_float(static_cast<unsigned>(x.bits) << 16); }
 __device__ __forceinline__ bool value_of(einc_bool x) { return x.v != 0; }
 
 // One element of storage type S at p, converted to the compute type TC and then to the
@@ -120,6 +128,12 @@ template <> struct EincStore<einc_half> {
   static __device__ __forceinline__ einc_half f(double v) { return einc_half{einc_d2h(v)}; }
   template <class T> static __device__ __forceinline__ einc_half f(T v) {
     return einc_half{einc_d2h(cast<double>(v))};
+  }
+};
+
+template <> struct EincStore<einc_bf16> {  // through float: bfloat16 steps compute in float
+  template <class T> static __device__ __forceinline__ einc_bf16 f(T v) {
+    return einc_bf16{einc_f2bf(cast<float>(v))};
   }
 };
 

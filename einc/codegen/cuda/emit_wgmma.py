@@ -1,0 +1,135 @@
+"""Hopper tensor-core GEMM steps: the `wgmma` kernel (kernels/wgmma.cuh), sm_90a only.
+
+Chosen over `mma` (emit_mma.py) when the device is sm_90, the instruction exists for the
+dtypes (fp16, bf16, tf32 opt-in, int8/uint8) and both operands can be copied in 16-byte
+pieces into the swizzled layouts wgmma reads: A K-major; B K-major, or N-major for
+16-bit types (the instruction transposes it). The wgmma instruction itself is generated
+here, because its operand list (one register per accumulator) depends on the tile width.
+
+>>> import einc.api
+>>> p = einc.api.plan_for("ik,jk->ij", [(1024, 512), (1024, 512)], "float16", backend="cuda")
+>>> k = emit_step(p, p.steps[0], "sm_90")
+>>> k.name.startswith("einc_wgmma_"), k.arch, "wgmma.mma_async" in k.source
+(True, 'sm_90a', True)
+"""
+from __future__ import annotations
+
+import os
+
+from ...ir import Plan, Step
+from .emit import (SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _has_unit, _header, _name,
+                   _types, gett_layout)
+from .emit_mma import _vec_ok, emit_mma
+
+# op -> (PTX type suffix, accumulator C type, element bytes, k per instruction, transposable)
+_PTX = {
+    "float16": (".f32.f16.f16", "float", 2, 16, True),
+    "bfloat16": (".f32.bf16.bf16", "float", 2, 16, True),
+    "float32": (".f32.tf32.tf32", "float", 4, 8, False),
+    "int8": (".s32.s8.s8", "int", 1, 32, False),
+    "uint8": (".s32.u8.u8", "int", 1, 32, False),
+}
+# name -> (BM, BN, stages)
+WGMMA_TILES = {
+    "wgmma128x128": (128, 128, 5),
+    "wgmma128x256": (128, 256, 4),
+}
+ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
+# N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
+# along k (measured on the H200; see benchmarks/NOTES.md)
+MN_OFFSETS = {"lbo": "atom_n", "sbo": "atom_k"}
+
+
+def choose_tile(step: Step) -> str:
+    import numpy as np
+    ext = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
+           for g in ("batch", "m", "n")}
+    tiles256 = ext["batch"] * _cdiv(ext["m"], 128) * _cdiv(ext["n"], 256)
+    return "wgmma128x256" if tiles256 >= SM_COUNT else "wgmma128x128"
+
+
+def smem_bytes(tile: str) -> int:
+    bm, bn, stages = WGMMA_TILES[tile]
+    return stages * (bm + bn) * 128 + 1024  # + room to align the base to 1024 bytes
+
+
+def layout_ok(step: Step, op: str) -> tuple | None:
+    """(layout, B K-major?) when both operands can be fed to wgmma, else None."""
+    E, transposable = _PTX[op][2], _PTX[op][4]
+    lay = gett_layout(step, 128, 128)
+    G, ta, tb = lay.G, lay.ta, lay.tb
+    ve = 16 // E
+    if _has_unit(G["m"], ta) or not _vec_ok(G, "k", ta, ve):
+        return None
+    if not _has_unit(G["n"], tb) and _vec_ok(G, "k", tb, ve):
+        return lay, True
+    if transposable and _has_unit(G["n"], tb) and _vec_ok(G, "n", tb, ve):
+        return lay, False
+    return None
+
+
+def _mma_struct(op: str, bn: int, b_kmaj: bool) -> str:
+    suffix, acc, e, k, transposable = _PTX[op]
+    n_acc = bn // 2
+    regs = ", ".join(f"%{i}" for i in range(n_acc))
+    cons = "+f" if acc == "float" else "+r"
+    outs = ", ".join(f'"{cons}"(d[{i}])' for i in range(n_acc))
+    if acc == "int":
+        tail = "p"
+    elif transposable:
+        tail = f"p, 1, 1, 0, {0 if b_kmaj else 1}"
+    else:
+        tail = "p, 1, 1"
+    lbo, sbo = (1024, 1024 * (bn // 64))
+    if MN_OFFSETS["lbo"] == "atom_k":
+        lbo, sbo = sbo, lbo
+    return (f"struct EincWgmmaOp {{\n"
+            f"  static constexpr int E = {e}, NACC = {n_acc}, LBO_MN = {lbo}, SBO_MN = {sbo};\n"
+            f"  using Acc = {acc};\n"
+            f"  static __device__ __forceinline__ void run({acc}* d, unsigned long long a, unsigned long long b) {{\n"
+            f"    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{n_acc + 2}, 0;\\n"
+            f" wgmma.mma_async.sync.aligned.m64n{bn}k{k}{suffix} {{{regs}}}, %{n_acc}, %{n_acc + 1}, {tail};\\n}}\\n\"\n"
+            f"                 : {outs}\n"
+            f"                 : \"l\"(a), \"l\"(b), \"r\"(1));\n"
+            f"  }}\n}};\n")
+
+
+def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | None = None) -> CudaStepKernel | None:
+    """The wgmma kernel for ``step``, or None when its operands don't fit the layouts."""
+    fit = layout_ok(step, op) if ENABLED else None
+    if fit is None:
+        return None
+    _, b_kmaj = fit
+    cfg = tile or choose_tile(step)
+    BM, BN, S = WGMMA_TILES[cfg]
+    lay = gett_layout(step, BM, BN)
+    nthreads = BM // 64 * 128
+    smem = smem_bytes(cfg)
+    tiles_m, tiles_n = lay.tiles(BM, BN)
+    tiles = lay.ext["b"] * tiles_m * tiles_n
+    tout, tcn, tan, _ = _types(dtypes, compute)
+    b = lambda x: "true" if x else "false"
+    flags = (lay.tabled["b"], lay.tabled["m"], lay.tabled["n"], lay.tabled["k"], b_kmaj)
+    struct = _mma_struct(op, BN, b_kmaj)
+    key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
+           tuple(d.name for d in dtypes[1:]), struct)
+    name = _name("wgmma", key, dtypes)
+    targs = ", ".join([f"EincWgmmaTile<{BM}, {BN}, {S}>", "EincWgmmaOp", *map(b, flags), tout, tcn, tan])
+    a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
+    spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, 1)\n"
+            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
+            f"  einc_wgmma_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+    g = lay.gdesc
+    family = (f"wgmma (Hopper warpgroup tensor cores, m64n{BN}k{_PTX[op][3]}{_PTX[op][0]}); "
+              f"{BM}x{BN} tiles, {BM // 64} warpgroups, {S}-stage ring of 128-byte K slices in "
+              f"128-byte-swizzled shared memory; groups batch={g('b')} M={g('m')} N={g('n')} "
+              f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, 16-byte cp.async"
+              + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
+    launch = [f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
+              f"(grid-stride, capped at 2^31-1); {smem} bytes of dynamic shared memory; sm_90a",
+              f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
+    header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
+    source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "wgmma.cuh"], spec)
+    fallback = emit_mma(plan, step, dtypes, compute, op)
+    return CudaStepKernel(name, source, key, (max(1, min(tiles, 2 ** 31 - 1)), 1, 1), (nthreads, 1, 1), smem,
+                          lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a")

@@ -1,0 +1,392 @@
+"""A GPU cost model: how long each CUDA kernel family should take on one plan step.
+
+    predicted = max(compute, memory) + launch
+    compute   = FLOPs / (peak[family] x tile efficiency x wave efficiency)       (gett, mma)
+              = max(FLOPs / peak[loop], waves x terms per lane x LOOP_TERM_S)    (reduce, generic)
+    memory    = bytes / (bandwidth x access efficiency)
+
+    tile efficiency = M N K / (M, N, K each rounded up to the tile)   (ragged tiles do padded work)
+    wave efficiency = tiles / (ceil(tiles / SMs) x SMs)                (the last wave runs part-empty)
+
+It exists to rank a handful of candidates (gett or reduce, which tile, how many K slices),
+so it is deliberately coarse. Constants come from benchmarks/NOTES.md (one H200) where
+they were measured and say "guess" where they were not; `einc tune` times the candidates
+and its stored winners override the model (einc/tuned.py).
+
+>>> p = predict_gemm(4096, 4096, 4096, 1, 3 * 4 * 4096 ** 2, "gett/float32", "128x128x8")
+>>> round(2 * 4096 ** 3 / (p.seconds - p.launch) / 1e12)  # TFLOP/s, as measured
+38
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+SUMMED = ("k", "sum")
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """What the model knows about one GPU: SMs, bandwidth, each family's peak, launch cost."""
+
+    name: str
+    sms: int
+    bandwidth: float  # bytes/s, what a device-to-device copy reaches
+    peaks: tuple  # (family, FLOP/s): the best rate each kernel family reaches at full occupancy
+    launch: float  # seconds one kernel launch adds (host call + gap between kernels)
+    threads_per_sm: int = 2048
+
+    def peak(self, family: str) -> float:
+        return dict(self.peaks)[family]
+
+
+H200 = DeviceProfile(
+    name="H200", sms=132, bandwidth=4.1e12, launch=5e-6,  # copy 4.13 TB/s; launch 5-11 us host-side
+    peaks=(
+        # SIMT gett at its 128x128x8 tile: 38.0 TFLOP/s measured on fp32 4096^3, which runs at
+        # wave efficiency 1024/1056 = 0.97, so the family's peak is 38.0 / 0.97 = 39.2 (FFMA ~67).
+        ("gett/float32", 39.2e12),
+        ("gett/float64", 19.6e12),  # half of fp32 (FP64 FMA peak ~34): expected, not measured
+        ("gett/int32", 19.6e12),  # IMAD at about half the FFMA rate: expected
+        ("gett/int64", 4.9e12),  # 64-bit integer multiply-add is emulated: guess
+        ("gett/convert", 19.6e12),  # fp16/int8/int16 inputs converted on load (15-25 expected)
+        # reduce / generic kernels on a GEMM-shaped step: one serial multiply-add loop per lane,
+        # operands from L1/L2; by compute itemsize (guess: never measured on a GEMM)
+        ("loop/4", 2.0e12), ("loop/8", 1.0e12), ("loop/16", 0.5e12),
+        # tensor cores (kernel family `mma`): placeholders until benchmarks calibrate them
+        ("mma/f16", 400e12), ("mma/tf32", 200e12), ("mma/i8", 600e12),
+    ))
+PROFILES = {"H200": H200}
+
+# SIMT gett tiles relative to the 128x128x8 peak: 4x4 outputs per thread load twice the
+# shared-memory data per FMA of 8x8 (guess until `einc tune` results calibrate it)
+TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6}
+# share of copy bandwidth each memory access pattern reaches
+ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
+          "columns": 0.75,  # thread per output, coalesced scalar loads: 70-80% expected
+          "strided": 0.35,  # the permutation kernel reads strided: ~1-2 TB/s measured
+          "generic": 0.5,  # div/mod index decoding, no vector loads: guess
+          "gett": 1.0}
+LOOP_TERM_S = 30e-9  # one summed term per lane: L2 latency over 4 accumulators in flight (guess)
+TIE = 0.10  # predictions closer than this are within the model's error
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A step's predicted time and its parts (seconds)."""
+
+    seconds: float
+    compute: float
+    memory: float
+    launch: float
+    family: str  # e.g. "gett 128x128x8", "reduce rows"
+    tile_eff: float = 1.0
+    wave_eff: float = 1.0
+
+    @property
+    def bound(self) -> str:
+        """What limits the step: compute, memory, or the launch itself."""
+        if self.launch > max(self.compute, self.memory):
+            return "launch"
+        return "compute" if self.compute >= self.memory else "memory"
+
+
+def device_name() -> str:
+    """Device 0's name (e.g. "NVIDIA H200"), or "" without a usable GPU. Cached."""
+    return _device_name()
+
+
+@functools.lru_cache(maxsize=1)
+def _device_name() -> str:
+    try:
+        from .runtime.cuda import _driver, available, check
+        if not available():
+            return ""
+        cu = _driver()
+        name = check(cu.cuDeviceGetName(256, check(cu.cuDeviceGet(0))), "cuDeviceGetName")
+        text = name.decode(errors="replace") if isinstance(name, (bytes, bytearray)) else str(name)
+        return text.split("\0")[0].strip()
+    except Exception:  # no driver, no cuda-python: plan as for the default profile
+        return ""
+
+
+def profile_for(name: str | None = None) -> DeviceProfile:
+    """The profile whose name occurs in the device's name; the H200's otherwise.
+
+    >>> profile_for("NVIDIA H200").sms, profile_for("").name
+    (132, 'H200')
+    """
+    name = device_name() if name is None else name
+    for key, prof in PROFILES.items():
+        if key.lower() in name.lower():
+            return prof
+    return H200
+
+
+# --------------------------------------------------------------------------------------
+# the two formulas
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def wave_efficiency(units: int, slots: int) -> float:
+    """Share of the GPU's slots busy over all waves: 264 tiles on 132 SMs = 1.0, 133 = 0.5."""
+    return units / (_cdiv(units, slots) * slots) if units > 0 else 1.0
+
+
+def tile_efficiency(M: int, N: int, K: int, BM: int, BN: int, BK: int) -> float:
+    """Useful over padded work of ragged tiles: M, N, K rounded up to the tile."""
+    if M * N * K == 0:
+        return 1.0
+    return M * N * K / (_cdiv(M, BM) * BM * _cdiv(N, BN) * BN * _cdiv(K, BK) * BK)
+
+
+def _tile_dims(tile: str, itemsize: int = 4) -> tuple:
+    from .codegen.cuda.emit import GETT_TILES
+    if tile in GETT_TILES:
+        return GETT_TILES[tile][:3]
+    try:  # a tensor-core tile: a K slice is 64 bytes whatever the dtype
+        from .codegen.cuda.emit_mma import MMA_TILES
+        bm, bn = MMA_TILES[tile][:2]
+        return bm, bn, max(1, 64 // itemsize)
+    except (ImportError, KeyError):
+        return 128, 128, 8
+
+
+def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4) -> Prediction:
+    """A tiled GEMM kernel (gett or mma) on a batch x M x N x K step moving ``nbytes``."""
+    BM, BN, BK = _tile_dims(tile, itemsize)
+    flops = 2 * M * N * K * batch
+    te = tile_efficiency(M, N, K, BM, BN, BK)
+    we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms)
+    rate = profile.peak(family) * TILE_RATE.get(tile, 1.0) * te * we
+    compute = flops / rate if flops else 0.0
+    memory = nbytes / (profile.bandwidth * ACCESS["gett"])
+    return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch,
+                      f"{family.split('/')[0]} {tile}", te, we)
+
+
+def _lanes_per_output(outputs: int, terms: int, access: str, slots: int) -> int:
+    """Threads per output, as emit.py sizes them: a team (rows) or a split sum (columns)."""
+    if access == "generic" or terms <= 1:
+        return 1
+    if access == "rows":
+        team = min(32, 1 << max(0, (_cdiv(terms, 16) - 1).bit_length()))
+        while team < 256 and outputs * team < slots and terms >= team * 32:
+            team *= 2
+        return team
+    split = 1
+    while split < 32 and outputs * split < slots and terms >= split * 16:
+        split *= 2
+    return split
+
+
+def predict_loop(flops, nbytes, outputs, terms, access, itemsize, profile=H200) -> Prediction:
+    """A reduce / generic kernel: ``outputs`` sums of ``terms`` terms each, ``nbytes`` moved.
+
+    Its lanes are threads, not tiles: the whole grid runs at most at the loop's peak, and
+    each lane at most one term per LOOP_TERM_S, so few lanes over long sums are latency-bound.
+    """
+    slots = profile.sms * profile.threads_per_sm
+    per = _lanes_per_output(outputs, terms, access, slots)
+    lanes = max(1, outputs * per)
+    peak = profile.peak(f"loop/{min(16, max(4, itemsize))}") * (0.5 if access == "generic" else 1.0)
+    compute = max(flops / peak, _cdiv(lanes, slots) * _cdiv(terms, per) * LOOP_TERM_S) if flops else 0.0
+    memory = nbytes / (profile.bandwidth * ACCESS[access])
+    family = "generic" if access == "generic" else f"reduce {access}"
+    return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch, family,
+                      1.0, wave_efficiency(lanes, slots))
+
+
+# --------------------------------------------------------------------------------------
+# families
+
+def tensor_core_family(in_dtypes, compute, precision: str = "highest", work: int = 0) -> str | None:
+    """The `mma` family a gett step runs on (mirrors emit_mma.mma_op), or None for SIMT."""
+    try:
+        from .codegen.cuda.emit_mma import MIN_WORK
+    except ImportError:
+        return None
+    if len(in_dtypes) != 2 or in_dtypes[0] != in_dtypes[1] or work < MIN_WORK:
+        return None
+    name, compute = np.dtype(in_dtypes[0]).name, np.dtype(compute)
+    if name in ("float16", "bfloat16") and compute == np.float32:
+        return "mma/f16"
+    if name == "float32" and precision == "tf32" and compute == np.float32:
+        return "mma/tf32"
+    if name in ("int8", "uint8") and compute.kind in "iu" and compute.itemsize <= 4:
+        return "mma/i8"
+    return None
+
+
+def gett_family(in_dtypes, compute, precision: str = "highest", work: int = 0) -> str:
+    """The peak a gett step runs at: tensor cores, the cp.async SIMT path, or the converting one."""
+    tc = tensor_core_family(in_dtypes, compute, precision, work)
+    if tc:
+        return tc
+    compute = np.dtype(compute)
+    if any(np.dtype(d) != compute for d in in_dtypes):
+        return "gett/convert"
+    return {"float32": "gett/float32", "float64": "gett/float64", "int32": "gett/int32",
+            "int64": "gett/int64"}.get(compute.name, "gett/convert")
+
+
+def simt_tiles() -> tuple:
+    """The SIMT gett tiles the model can rank (emit.GETT_TILES, largest first)."""
+    from .codegen.cuda.emit import GETT_TILES
+    return tuple(t for t in GETT_TILES if t in TILE_RATE)
+
+
+def best_tile(M, N, K, batch, nbytes, family, profile=H200) -> tuple:
+    """(tile, Prediction) of the fastest SIMT tile; ties go to the larger tile."""
+    if family.startswith("mma"):
+        return None, predict_gemm(M, N, K, batch, nbytes, family, "mma128x128", profile)
+    best = None
+    for tile in simt_tiles():
+        p = predict_gemm(M, N, K, batch, nbytes, family, tile, profile)
+        if best is None or p.seconds < best[1].seconds * (1 - 1e-9):
+            best = (tile, p)
+    return best
+
+
+def predict_split(M, N, K, batch, split, items, family, profile=H200) -> tuple:
+    """(tile, seconds) of gett over ``split`` K slices plus the reduce summing the slices.
+
+    ``items`` = (input, output, compute) itemsizes; the partial sums are in the compute type.
+    """
+    item_in, item_out, item_c = items
+    outputs = batch * M * N
+    nbytes = batch * (M * K + K * N) * item_in + (split * outputs * item_c if split > 1 else outputs * item_out)
+    tile, g = best_tile(M, N, K // split, batch * split, nbytes, family, profile)
+    if split == 1:
+        return tile, g.seconds
+    r = predict_loop(split * outputs, split * outputs * item_c + outputs * item_out, outputs, split,
+                     "columns", item_c, profile)
+    return tile, g.seconds + r.seconds
+
+
+def _groups(modes):
+    size = lambda k: int(np.prod([m.extent for m in modes if m.kind == k], dtype=np.int64))
+    return size("m"), size("n"), size("k"), size("batch")
+
+
+def gemm_strategy(modes, in_dtypes, res_dtype, compute, splits, reduce_split, fallback: str,
+                  profile=None) -> str:
+    """"gett" or "reduce" for a GEMM-shaped CUDA step: the faster prediction.
+
+    gett is predicted at its best tile and K split (``splits``: the candidates), reduce as
+    a loop kernel, with the plan's split of a long reduction (``reduce_split`` slices) when
+    it has one. Predictions within TIE of each other are launch-dominated steps whose
+    order the model cannot tell: ``fallback`` (the measured size threshold) decides those.
+    """
+    profile = profile or profile_for()
+    M, N, K, batch = _groups(modes)
+    item_in, item_out, item_c = np.dtype(in_dtypes[0]).itemsize, np.dtype(res_dtype).itemsize, np.dtype(compute).itemsize
+    family = gett_family(in_dtypes, compute, work=M * N * K * batch)
+    gett = min(predict_split(M, N, K, batch, s, (item_in, item_out, item_c), family, profile)[1] for s in splits)
+    outputs, S = batch * M * N, reduce_split
+    nbytes = batch * (M * K + K * N) * item_in + (outputs * S * item_c if S > 1 else outputs * item_out)
+    red = predict_loop(2 * outputs * K, nbytes, outputs * S, K // S, "columns", item_c, profile).seconds
+    if S > 1:  # the partial sums' own reduce step
+        red += predict_loop(outputs * S, outputs * S * item_c + outputs * item_out, outputs, S, "columns",
+                            item_c, profile).seconds
+    if max(gett, red) <= min(gett, red) * (1 + TIE):
+        return fallback
+    return "gett" if gett < red else "reduce"
+
+
+def gett_config(modes, in_dtypes, compute, nbytes, profile=None) -> tuple:
+    """A CUDA gett step's Step.config: the tile the model predicts fastest (emit reads it)."""
+    profile = profile or profile_for()
+    M, N, K, batch = _groups(modes)
+    # the SIMT family (work=0): a step that runs on tensor cores ignores this tile anyway
+    tile, _ = best_tile(M, N, K, batch, nbytes, gett_family(in_dtypes, compute), profile)
+    return (("tile", tile),) if tile else ()
+
+
+def config_tile(step) -> str | None:
+    """The tile a gett step's config names, or None (emit then uses its size rule)."""
+    for item in step.config:
+        if isinstance(item, tuple) and len(item) == 2 and item[0] == "tile":
+            return item[1]
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# whole steps and plans
+
+def loop_access(step) -> str:
+    """rows (a team sums a unit-stride summed mode), columns (coalesced) or strided."""
+    nt = len(step.strides)
+    free = [j for j, m in enumerate(step.modes) if m.kind not in SUMMED]
+    summed = [j for j, m in enumerate(step.modes) if m.kind in SUMMED]
+    unit_in = lambda j: any(abs(step.strides[t][j]) == 1 for t in range(1, nt))
+    fast = min(free, key=lambda j: abs(step.strides[0][j]) or float("inf")) if free else None
+    if summed and (fast is None or (any(unit_in(j) for j in summed) and not unit_in(fast))):
+        return "rows"
+    if fast is None or all(abs(step.strides[t][fast]) <= 1 for t in range(1, nt)):
+        return "columns"
+    return "strided"
+
+
+def predict_step(plan, step, profile=None) -> Prediction:
+    """A plan step's predicted time on the CUDA backend (its strategy's kernel family)."""
+    profile = profile or profile_for()
+    dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype) for o in step.operands]
+    compute = np.dtype(step.compute)
+    kinds = {m.kind for m in step.modes}
+    M, N, K, batch = _groups(step.modes)
+    gemm = (step.strategy == "gett" and len(step.operands) == 2 and {"m", "n", "k"} <= kinds
+            and "sum" not in kinds and compute.kind in "iuf" and all(d.kind in "iuf" for d in dtypes[1:]))
+    if gemm:
+        family = gett_family(dtypes[1:], compute, getattr(plan, "precision", "highest"), M * N * K * batch)
+        if family.startswith("mma"):
+            try:
+                from .codegen.cuda.emit_mma import choose_tile
+                tile = choose_tile(step)
+            except ImportError:
+                tile = "mma128x128"
+        else:
+            tile = config_tile(step) or (
+                "128x128x8" if batch * _cdiv(M, 128) * _cdiv(N, 128) >= profile.sms else "64x64x8")
+        return predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, dtypes[1].itemsize)
+    outputs = int(np.prod([m.extent for m in step.modes if m.kind not in SUMMED], dtype=np.int64))
+    terms = int(np.prod([m.extent for m in step.modes if m.kind in SUMMED], dtype=np.int64))
+    access = "generic" if step.strategy == "generic" else loop_access(step)
+    return predict_loop(step.flops if terms > 1 or len(step.operands) > 1 else 0, step.bytes, outputs,
+                        terms, access, compute.itemsize, profile)
+
+
+def predict_plan(plan, profile=None) -> tuple:
+    """(total seconds, [Prediction per step]) of a CUDA plan: the steps run one after another."""
+    profile = profile or profile_for()
+    preds = [predict_step(plan, s, profile) for s in plan.steps]
+    return sum(p.seconds for p in preds), preds
+
+
+def seconds_text(s: float) -> str:
+    """3.2 us, 1.25 ms, 2.00 s."""
+    return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def explain_lines(plan, profile=None) -> tuple:
+    """`einc explain --backend cuda`'s additions: a line per step (kernel choice, predicted
+    time and what bounds it) and closing lines (the total, and whether `einc tune` chose)."""
+    from .plan import KSlice
+    profile = profile or profile_for()
+    total, preds = predict_plan(plan, profile)
+    per_step = []
+    for s, p in zip(plan.steps, preds):
+        split = next((m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED), None)
+        how = f"{p.family}" + (f" split={split}" if split else "")
+        why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",
+               "memory": "memory-bound", "launch": "launch-bound"}[p.bound]
+        per_step.append(f"      gpu: kernel={how}   predicted {seconds_text(p.seconds)} ({why})")
+    tail = [f"predicted total: {seconds_text(total)} on the {profile.name} profile "
+            f"({len(plan.steps)} launch{'es' if len(plan.steps) != 1 else ''}; einc/cost.py)"]
+    tail += list(n for n in plan.notes if n.startswith("tuned:")) or \
+        ["choices: the cost model's (`einc tune` stores measured ones)"]
+    return per_step, tail

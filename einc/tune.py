@@ -1,0 +1,256 @@
+"""`einc tune EXPR --shapes ...`: time the CUDA plan's candidate choices, store the winner.
+
+Every GEMM-shaped contraction of the path is a decision point; its candidates are
+`reduce`, and `gett` at each SIMT tile x each K split the plan allows (tensor-core steps:
+each split, the mma emitter picks its own tile). One point is tuned at a time while the
+others keep the model's choices: the points rarely interact, and the product of their
+candidates would be large. Each candidate is built by the ordinary machinery (plan_for
+under `tuned.override`, CudaExecutable), checked once against numpy, and timed with CUDA
+events: the median of ``repeat`` samples after warm-up, each sample long enough (~0.2 ms)
+for the events' resolution. Inputs are not rotated past L2, so small cases run warm.
+
+The winners go to the tuned store (einc/tuned.py), which every later plan of the same
+call consults: plan_for, einc.einsum and contract_expression on the CUDA backend.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import tuned
+from .cost import device_name, predict_plan, profile_for, seconds_text, simt_tiles, tensor_core_family
+from .errors import EincError
+from .tuned import Choice, Tuned
+
+MAX_CANDIDATES = 24  # per decision point, the best predicted (the model's own is always kept)
+SAMPLE_S = 2e-4  # each timing sample repeats the call until it lasts about this long
+
+
+def plan_with(subscripts, shapes, dtype, picks=None, optimize="auto"):
+    """(CUDA plan, the Tuned it was built with) for C-contiguous operands, ``picks`` forced.
+
+    >>> p, t = plan_with("ij,jk->ik", [(64, 8192), (8192, 64)], "float32", {0: Choice("gett", "128x128x8", 4)})
+    >>> [s.strategy for s in p.steps], t.used[0].split
+    (['gett', 'reduce'], 4)
+    """
+    from .api import plan_for
+    t = Tuned(picks, "override")
+    with tuned.override(t):
+        p = plan_for(subscripts, shapes, dtype, optimize=optimize, backend="cuda")
+    return p, t
+
+
+def decision_points(t: Tuned) -> list:
+    """Path indices whose step is GEMM-shaped (gett or reduce could run it)."""
+    out = []
+    for k, (step, in_dtypes) in sorted(t.seen.items()):
+        kinds = {m.kind for m in step.modes}
+        if (len(step.operands) == 2 and {"m", "n", "k"} <= kinds and "sum" not in kinds
+                and np.dtype(step.compute).kind in "iuf" and in_dtypes[0] == in_dtypes[1]
+                and np.dtype(in_dtypes[0]).kind in "iuf"):
+            out.append(k)
+    return out
+
+
+def candidates(t: Tuned, k: int) -> list:
+    """Every choice for decision point k: reduce, then gett per tile and K split."""
+    from .plan import _split_candidates
+    step, in_dtypes = t.seen[k]
+    size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
+    k_big = max(m.extent for m in step.modes if m.kind == "k")
+    splits = _split_candidates(size("k"), k_big)
+    work = size("m") * size("n") * size("k") * size("batch")
+    tiles = [None] if tensor_core_family(in_dtypes, step.compute, work=work) else list(simt_tiles())
+    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits]
+
+
+def same(a: Choice, b: Choice) -> bool:
+    """Whether two choices build the same plan (a reduce's split is always the model's)."""
+    if a.strategy != b.strategy:
+        return False
+    return a.strategy == "reduce" or (a.tile == b.tile and (a.split or 1) == (b.split or 1))
+
+
+@dataclass
+class Row:
+    choice: Choice
+    predicted: float
+    measured: float | None = None
+    ok: bool = True
+    model: bool = False
+
+
+def _random(rng, shape, dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        lo, hi = (-60, 60) if dt.kind == "i" else (0, 120)
+        return rng.integers(lo, hi, shape).astype(dt)
+    x = rng.uniform(-1, 1, shape)
+    if dt.kind == "c":
+        x = x + 1j * rng.uniform(-1, 1, shape)
+    return x.astype(dt)
+
+
+def _reference(subscripts, host):
+    wide = [a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if a.dtype.kind in "fc" else a
+            for a in host]
+    return np.asarray(np.einsum(subscripts, *wide, optimize=True))
+
+
+def _close(got, ref) -> bool:
+    if got.dtype.kind in "biu":
+        return bool(np.array_equal(got, ref.astype(got.dtype)))
+    tol = {2: 2e-2, 4: 1e-3}.get(np.dtype(got.dtype.char.lower()).itemsize if got.dtype.kind == "c"
+                                 else got.dtype.itemsize, 1e-9)
+    g, r = got.astype(ref.dtype), ref
+    scale = max(1.0, float(np.abs(r).max())) if r.size else 1.0
+    return bool(np.all(np.abs(g - r) <= tol * scale))
+
+
+class _Device:
+    """Inputs uploaded once, an output buffer, and CUDA-event timing on one stream."""
+
+    def __init__(self, host, out_nbytes):
+        from .runtime.cuda import runtime
+        self.rt = rt = runtime(0)
+        rt.make_current()
+        self.stream = rt.stream(0)
+        self.ptrs = []
+        for a in host:
+            p = rt.alloc_persistent(a.nbytes)
+            rt.upload(p, np.ascontiguousarray(a), self.stream)
+            self.ptrs.append(p)
+        self.out = rt.alloc_persistent(out_nbytes)
+        self.out_nbytes = out_nbytes
+        rt.synchronize(self.stream, "tune upload")
+
+    def run(self, plan):
+        """(executable, result): one checked call, the output poisoned first."""
+        from .execute_cuda import CudaExecutable
+        rt = self.rt
+        ex = CudaExecutable(plan, rt)
+        rt.upload(self.out, np.full(self.out_nbytes, 0x7B, dtype=np.uint8), self.stream)
+        ex(self.ptrs, self.out, self.stream)
+        got = np.empty(plan.out_shape, dtype=plan.out_dtype)
+        rt.download(got, self.out, self.stream)
+        rt.synchronize(self.stream, "the tuned candidate")
+        return ex, got
+
+    def time(self, ex, repeat: int) -> float:
+        """Median seconds per call over ``repeat`` samples, after warm-up."""
+        from .runtime.cuda import check
+        cu, rt, s = self.rt.cu, self.rt, self.stream
+        start = check(cu.cuEventCreate(0), "cuEventCreate")
+        stop = check(cu.cuEventCreate(0), "cuEventCreate")
+        call = lambda: ex(self.ptrs, self.out, s)
+
+        def sample(inner):
+            check(cu.cuEventRecord(start, s), "cuEventRecord")
+            for _ in range(inner):
+                call()
+            check(cu.cuEventRecord(stop, s), "cuEventRecord")
+            check(cu.cuEventSynchronize(stop), "cuEventSynchronize")
+            return check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") / 1e3 / inner
+        try:
+            for _ in range(3):
+                call()
+            rt.synchronize(s, "warm-up")
+            inner = max(1, min(100, math.ceil(SAMPLE_S / max(sample(1), 1e-7))))
+            return statistics.median(sample(inner) for _ in range(max(1, repeat)))
+        finally:
+            cu.cuEventDestroy(start)
+            cu.cuEventDestroy(stop)
+
+    def close(self):
+        for p in (*self.ptrs, self.out):
+            self.rt.cu.cuMemFree(self.rt.cu.CUdeviceptr(p))
+
+
+def _forget_cached_plans():
+    """Executables built before the new winner was stored would keep the old choices."""
+    from . import api
+    with api._EXECUTABLES.lock:
+        api._EXECUTABLES.data.clear()
+    api._FAST.clear()
+
+
+def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", out=print) -> int:
+    """Tune ``subscripts`` for C-contiguous operands of ``shapes``; 0 when every candidate
+    that ran matched numpy (1 otherwise). Raises EincError without a usable GPU."""
+    from .runtime.cuda import available
+    if not available():
+        raise EincError("einc tune times kernels on an NVIDIA GPU and none is usable here "
+                        "(it needs a CUDA driver, a device and cuda-python: pip install -e '.[cuda]')")
+    base_plan, base = plan_with(subscripts, shapes, dtype, optimize=optimize)
+    dev, prof = device_name(), profile_for()
+    out(f"einc tune {subscripts}  shapes {','.join('x'.join(map(str, s)) for s in shapes)}  {dtype}  "
+        f"on {dev or 'an unnamed GPU'} (cost model: {prof.name} profile)")
+    points = decision_points(base)
+    if not points:
+        out("nothing to tune: no contraction of this plan is GEMM-shaped (its steps have one kernel each)")
+        return 0
+    rng = np.random.default_rng(0)
+    dts = dtype if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
+    host = [_random(rng, s, d) for s, d in zip(shapes, dts)]
+    ref = _reference(subscripts, host)
+    nbytes = int(np.prod(base_plan.out_shape, dtype=np.int64)) * base_plan.out_dtype.itemsize
+    device = _Device(host, max(nbytes, 1))
+    picks, all_ok = {}, True
+    try:
+        for k in points:
+            step = base.seen[k][0]
+            groups = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
+                      for g in ("m", "n", "k", "batch")}
+            model = base.used.get(k, Choice(step.strategy))
+            rows = []
+            for c in candidates(base, k):
+                p, _ = plan_with(subscripts, shapes, dtype, {**picks, k: c}, optimize)
+                rows.append((Row(c, predict_plan(p, prof)[0], model=same(c, model)), p))
+            rows.sort(key=lambda r: r[0].predicted)
+            rows = [r for i, r in enumerate(rows) if i < MAX_CANDIDATES or r[0].model]
+            out(f"contraction {k}: {step.text}  M={groups['m']} N={groups['n']} K={groups['k']} "
+                f"batch={groups['batch']}; {len(rows)} candidates")
+            for row, p in rows:
+                ex, got = device.run(p)
+                row.ok = _close(got, ref)
+                all_ok &= row.ok
+                row.measured = device.time(ex, repeat)
+                del ex
+            done = [r for r, _ in rows]
+            done.sort(key=lambda r: (not r.ok, r.measured))
+            out(f"  {'candidate':<30}{'predicted':>12}{'measured':>12}")
+            for r in done:
+                flag = ("  model" if r.model else "") + ("" if r.ok else "  MISMATCH (never chosen)")
+                out(f"  {r.choice.text():<30}{seconds_text(r.predicted):>12}{seconds_text(r.measured):>12}{flag}")
+            best = next((r for r in done if r.ok), None)
+            mine = next((r for r in done if r.model), None)
+            if best is None:
+                out("  no candidate matched numpy: nothing stored for this contraction")
+                continue
+            picks[k] = best.choice
+            if mine is not None and mine.ok:
+                out(f"  winner: {best.choice.text()} ({mine.measured / best.measured:.2f}x the model's choice)")
+            else:
+                out(f"  winner: {best.choice.text()}")
+        if not picks:
+            return 1
+        final, t = plan_with(subscripts, shapes, dtype, picks, optimize)
+        ex, got = device.run(final)
+        all_ok &= _close(got, ref)
+        seconds = device.time(ex, repeat)
+        del ex
+    finally:
+        device.close()
+    s = tuned.store()
+    s.put(base.key, tuned.entry(base.parts, picks, seconds=seconds, predicted=predict_plan(final, prof)[0],
+                                tuned_at=time.strftime("%Y-%m-%dT%H:%M:%S")))
+    _forget_cached_plans()
+    where = s.path if s.enabled else "memory only (EINC_DISK_CACHE=0)"
+    out(f"tuned plan: {seconds_text(seconds)}; stored in {where} (key {base.key})")
+    return 0 if all_ok else 1

@@ -1,0 +1,257 @@
+"""The GPU cost model (einc/cost.py), the choices plan() makes with it, the tuned store
+(einc/tuned.py) and `einc tune` / `einc explain --backend cuda`.
+
+Everything but the last test runs without a GPU: plans are built for the CUDA backend
+and, where their arithmetic matters, run on the CPU executor (which takes any plan).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from einc import tuned
+from einc.api import plan_for
+from einc.cli import main
+from einc.cost import (H200, predict_gemm, predict_plan, predict_step, profile_for, tile_efficiency,
+                       wave_efficiency)
+from einc.execute import Executable
+from einc.plan import KSlice
+from einc.tuned import Choice
+from einc.tune import plan_with
+from oracle import assert_matches
+
+
+@pytest.fixture
+def store_dir(tmp_path, monkeypatch):
+    """A private tuned store for one test."""
+    monkeypatch.setenv("EINC_CACHE_DIR", str(tmp_path))
+    tuned.reset()
+    yield tmp_path
+    tuned.reset()
+
+
+def cuda_plan(subs, shapes, dtype="float32"):
+    return plan_for(subs, shapes, dtype, backend="cuda")
+
+
+def split_of(plan) -> int:
+    """The K split of a plan's gett step (1: none)."""
+    return next((m.extent for s in plan.steps if s.strategy == "gett" for m in s.modes
+                 if isinstance(m.label, KSlice)), 1)
+
+
+def tile_of(plan):
+    return next(dict(x for x in s.config if isinstance(x, tuple) and len(x) == 2).get("tile")
+                for s in plan.steps if s.strategy == "gett")
+
+
+# ----------------------------------------------------------------------------------------
+# the model
+
+def test_bigger_gemms_are_predicted_slower():
+    times = [predict_gemm(n, n, n, 1, 3 * 4 * n * n, "gett/float32", "128x128x8").seconds
+             for n in (256, 512, 1024, 2048, 4096, 8192)]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    # more K at the same output costs proportionally more once compute-bound
+    a, b = (predict_gemm(4096, 4096, k, 1, 0, "gett/float32", "128x128x8") for k in (4096, 8192))
+    assert b.compute == pytest.approx(2 * a.compute)
+
+
+def test_the_h200_profile_reproduces_the_measured_sgemm():
+    p = predict_gemm(4096, 4096, 4096, 1, 3 * 4 * 4096 ** 2, "gett/float32", "128x128x8", H200)
+    assert 2 * 4096 ** 3 / (p.seconds - p.launch) / 1e12 == pytest.approx(38.0, rel=0.02)  # NOTES.md
+    assert p.bound == "compute" and profile_for("NVIDIA H200") is H200 and profile_for("") is H200
+
+
+def test_a_memory_bound_step_is_predicted_by_its_bytes():
+    plan = cuda_plan("ij,ij->i", [(16384, 4096), (16384, 4096)])
+    (p,) = predict_plan(plan)[1]
+    step = plan.steps[0]
+    assert p.bound == "memory" and p.family == "reduce rows"
+    assert p.seconds == pytest.approx(step.bytes / H200.bandwidth + H200.launch)  # 133 us measured
+    # a Hadamard product of the same bytes is a coalesced column kernel: slower per byte
+    h = predict_step(cuda_plan("ij,ij->ij", [(16384, 4096), (16384, 4096)]),
+                     cuda_plan("ij,ij->ij", [(16384, 4096), (16384, 4096)]).steps[0])
+    assert h.family == "reduce columns" and h.bound == "memory"
+
+
+def test_ragged_tiles_and_part_empty_waves_lower_efficiency():
+    assert tile_efficiency(128, 128, 64, 128, 128, 8) == 1.0
+    assert tile_efficiency(129, 128, 64, 128, 128, 8) == pytest.approx(129 / 256)
+    assert tile_efficiency(64, 64, 5, 64, 64, 8) == pytest.approx(5 / 8)
+    assert wave_efficiency(264, 132) == 1.0 and wave_efficiency(133, 132) == pytest.approx(133 / 264)
+    full = predict_gemm(1024, 1024, 1024, 1, 0, "gett/float32", "64x64x8")
+    ragged = predict_gemm(1025, 1024, 1024, 1, 0, "gett/float32", "64x64x8")
+    assert ragged.tile_eff < full.tile_eff and ragged.seconds > full.seconds
+
+
+# ----------------------------------------------------------------------------------------
+# choices plan() makes with it
+
+@pytest.mark.parametrize("shapes", [
+    [(384, 376, 384), (376, 376, 384)],   # TCCG ccsd ij-ikl-ljk: 9 output tiles, K = 144384
+    [(312, 24, 312), (24, 312, 312)],     # the same shape of problem, smaller
+])
+def test_split_k_for_the_ccsd_case(shapes):
+    plan = cuda_plan("lki,kjl->ji", shapes)
+    assert split_of(plan) > 1 and [s.strategy for s in plan.steps] == ["gett", "reduce"]
+
+
+def test_no_split_for_a_square_gemm_and_the_big_tile():
+    plan = cuda_plan("ij,jk->ik", [(4096, 4096), (4096, 4096)])
+    assert len(plan.steps) == 1 and split_of(plan) == 1 and tile_of(plan) == "128x128x8"
+    assert tile_of(cuda_plan("ij,jk->ik", [(1024, 1024), (1024, 1024)])) == "64x64x8"  # 64 big tiles
+
+
+def test_gett_or_reduce_follows_the_predictions():
+    assert [s.strategy for s in cuda_plan("ij,jk->ik", [(100000, 64), (64, 2)]).steps] == ["reduce"]
+    assert [s.strategy for s in cuda_plan("ij,jk->ik", [(2048, 2048), (2048, 2048)]).steps] == ["gett"]
+    # a launch-bound 8x8x8: both predictions within the model's error, the size rule decides
+    assert [s.strategy for s in cuda_plan("ij,jk->ik", [(8, 8), (8, 8)]).steps] == ["reduce"]
+    # the CPU plan is untouched by the GPU model
+    assert plan_for("ij,jk->ik", [(2048, 2048), (2048, 2048)], "float32").steps[0].config == ()
+
+
+def test_the_emitted_kernel_uses_the_planned_tile():
+    from einc.codegen.cuda.emit import emit_step
+    for n, tile in ((4096, "128x128x8"), (1024, "64x64x8")):
+        p = cuda_plan("ij,jk->ik", [(n, n), (n, n)])
+        assert emit_step(p, p.steps[0]).key[2] == tile
+    p, _ = plan_with("ij,jk->ik", [(1024, 1024), (1024, 1024)], "float32", {0: Choice("gett", "128x128x8", 1)})
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"
+
+
+# ----------------------------------------------------------------------------------------
+# the tuned store
+
+def test_the_key_is_canonical_and_covers_shapes_dtypes_and_device(monkeypatch):
+    key = lambda subs, shapes, dt="float32": plan_with(subs, shapes, dt)[1].key
+    a = key("ij,jk->ik", [(64, 8192), (8192, 64)])
+    assert a == key("ab,bc->ac", [(64, 8192), (8192, 64)])
+    assert a != key("ij,jk->ik", [(64, 4096), (4096, 64)])
+    assert a != key("ij,jk->ik", [(64, 8192), (8192, 64)], "float64")
+    assert a != key("ij,kj->ik", [(64, 8192), (64, 8192)])  # other strides of B
+    monkeypatch.setattr("einc.cost._device_name", lambda: "NVIDIA H100")
+    assert a != key("ij,jk->ik", [(64, 8192), (8192, 64)])
+
+
+def test_a_stored_winner_is_used_by_later_plans(store_dir):
+    subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
+    model = cuda_plan(subs, shapes)
+    _, t = plan_with(subs, shapes, "float32")
+    winner = Choice("gett", "128x128x8", 4)
+    assert (split_of(model), tile_of(model)) != (4, "128x128x8")
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: winner}, seconds=1e-5))
+    tuned.reset()  # a new process: read back from disk
+    plan = cuda_plan(subs, shapes)
+    assert split_of(plan) == 4 and tile_of(plan) == "128x128x8"
+    assert any(n.startswith("tuned:") and "gett 128x128x8 split 4" in n for n in plan.notes)
+    assert not cuda_plan(subs, [(64, 4096), (4096, 64)]).notes  # other shapes: the model's choices
+    data = json.loads((store_dir / "tuned.json").read_text())
+    (entry,) = data["entries"].values()
+    assert entry["expr"] == "0 1,1 2->0 2" and entry["shapes"] == [[64, 8192], [8192, 64]]
+    # the tuned plan computes the right answer (CPU executor)
+    rng = np.random.default_rng(0)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    out = np.full(plan.out_shape, np.nan, dtype=np.float32)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=8192)
+
+
+def test_a_stored_reduce_choice_and_a_split_that_does_not_fit(store_dir):
+    subs, shapes = "ij,jk->ik", [(256, 2048), (2048, 256)]
+    _, t = plan_with(subs, shapes, "float32")
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("reduce")}))
+    assert [s.strategy for s in cuda_plan(subs, shapes).steps][0] == "reduce"
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "64x64x8", 3)}))  # 3 does not divide 2048
+    plan = cuda_plan(subs, shapes)
+    assert split_of(plan) != 3 and plan.steps[0].strategy == "gett"
+    rng = np.random.default_rng(1)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    out = np.full(plan.out_shape, np.nan, dtype=np.float32)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=2048)
+
+
+def test_a_corrupted_store_is_ignored_with_a_warning(store_dir):
+    subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
+    model = cuda_plan(subs, shapes)
+    (store_dir / "tuned.json").write_text('{"format": 1, "entries": {"k": {"choices": {"0": {"strat')
+    tuned.reset()
+    with pytest.warns(RuntimeWarning, match="ignoring the tuned-choice store"):
+        plan = cuda_plan(subs, shapes)
+    assert plan.steps == model.steps and not plan.notes
+    (store_dir / "tuned.json").write_text(json.dumps({"format": 1, "entries": {"k": {"choices": {"0": {"split": -2}}}}}))
+    tuned.reset()
+    with pytest.warns(RuntimeWarning, match="does not parse"):
+        assert cuda_plan(subs, shapes).steps == model.steps
+    # the next winner replaces the bad file
+    _, t = plan_with(subs, shapes, "float32")
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "64x64x8", 8)}))
+    tuned.reset()
+    assert split_of(cuda_plan(subs, shapes)) == 8
+
+
+def test_puts_merge_and_leave_no_temporary_files(store_dir):
+    for n in (4096, 8192):
+        _, t = plan_with("ij,jk->ik", [(64, n), (n, 64)], "float32")
+        tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "64x64x8", 2)}))
+    tuned.reset()
+    assert len(tuned.store().entries) == 2
+    assert [p.name for p in store_dir.iterdir()] == ["tuned.json"]
+
+
+# ----------------------------------------------------------------------------------------
+# the commands
+
+def test_explain_cuda_shows_choices_and_predicted_times(capsys, store_dir):
+    assert main(["explain", "lki,kjl->ji", "--shapes", "384x376x384,376x376x384", "--dtype", "float32",
+                 "--backend", "cuda"]) == 0
+    text = capsys.readouterr().out
+    assert "kernel=gett 128x128x8 split=" in text and "predicted" in text and "compute-bound" in text
+    assert "predicted total:" in text and "the cost model's" in text
+    subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
+    _, t = plan_with(subs, shapes, "float32")
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "64x64x8", 16)}))
+    assert main(["explain", subs, "--shapes", "64x8192,8192x64", "--dtype", "float32", "--backend", "cuda"]) == 0
+    text = capsys.readouterr().out
+    assert "split=16" in text and "tuned: contraction 0 uses gett 64x64x8 split 16" in text
+    assert main(["explain", subs, "--shapes", "64x8192,8192x64"]) == 0  # CPU: no GPU prediction
+    assert "predicted" not in capsys.readouterr().out
+
+
+def test_tune_without_a_gpu_is_a_clear_error(capsys):
+    from einc.runtime.cuda import available
+    if available():
+        pytest.skip("a GPU is present: test_tune_on_the_gpu covers the command")
+    assert main(["tune", "ij,jk->ik", "--shapes", "64x32,32x16", "--dtype", "float32"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("einc: error: einc tune times kernels on an NVIDIA GPU and none is usable here")
+
+
+@pytest.mark.gpu
+def test_tune_on_the_gpu_stores_a_winner_that_einsum_uses(store_dir, capsys):
+    import einc
+    from einc import api
+    subs, shapes = "lki,kjl->ji", [(64, 64, 200), (64, 150, 64)]
+    assert main(["tune", subs, "--shapes", "64x64x200,64x150x64", "--dtype", "float32", "--repeat", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "predicted" in text and "measured" in text and "winner:" in text and "MISMATCH" not in text
+    tuned.reset()
+    (entry,) = tuned.store().entries.values()
+    choice = Choice(**entry["choices"]["0"])
+    plan = cuda_plan(subs, shapes)
+    assert any(n.startswith("tuned:") for n in plan.notes)
+    if choice.strategy == "gett":
+        assert split_of(plan) == (choice.split or 1) and tile_of(plan) == choice.tile
+    else:
+        assert plan.steps[0].strategy == "reduce"
+    rng = np.random.default_rng(3)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got = einc.einsum(subs, *ops, backend="cuda")
+    assert_matches(got, subs, *ops, terms=4096)
+    used = [ex.plan for ex in api._EXECUTABLES.data.values()
+            if getattr(ex, "plan", None) is not None and ex.plan.bound.spec.text == subs]
+    assert used and all(any(n.startswith("tuned:") for n in p.notes) for p in used)

@@ -1,0 +1,240 @@
+"""Tensor-core GEMM steps (`mma`, kernels/mma.cuh): when they apply, that every variant
+compiles, and (on a GPU) that they agree with numpy on ragged, permuted, strided,
+tabled and batched contractions with poisoned outputs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import einc
+import einc.api
+from einc.codegen.cuda import emit_mma
+from einc.codegen.cuda.emit import compile_options, emit_step
+from oracle import assert_matches
+
+TF32_EPS = 2.0 ** -9  # each operand rounded (or truncated) to a 10-bit mantissa
+
+
+def kernel(expr, shapes, dtype, precision=None, tile=None, arch="sm_80", **kw):
+    """The first gett step's kernel (sm_80 by default: the mma kernel; sm_90 may pick wgmma)."""
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, **kw)
+    steps = [s for s in p.steps if s.strategy == "gett"]
+    assert steps, [s.strategy for s in p.steps]
+    return emit_step(p, steps[0], arch, gett_tile=tile)
+
+
+@pytest.mark.parametrize("dtype,precision,expect", [
+    ("float16", None, True), ("int8", None, True), ("uint8", None, True),
+    ("float32", "tf32", True), ("float32", None, False), ("float64", "tf32", False),
+    ("int16", None, False),
+])
+def test_when_tensor_cores_apply(dtype, precision, expect):
+    p = einc.api.plan_for("ij,jk->ik", [(256, 256), (256, 256)], dtype, backend="cuda", precision=precision)
+    for arch in ("sm_80", "sm_90"):
+        names = [emit_step(p, s, arch).name for s in p.steps]
+        assert any(n.startswith(("einc_mma_", "einc_wgmma_")) for n in names) == expect, names
+
+
+def test_int8_into_int64_stays_off_tensor_cores():
+    # int32 accumulation wraps at 2^32; numpy's int64 result would not
+    p = einc.api.plan_for("ij,jk->ik", [(256, 256), (256, 256)], "int8", backend="cuda")
+    s = p.steps[0]
+    from einc.codegen.cuda.emit_mma import mma_op
+    assert mma_op(s, [np.dtype("int64"), np.dtype("int8"), np.dtype("int8")], np.dtype("int64")) is None
+    assert mma_op(s, [np.dtype("int32"), np.dtype("int8"), np.dtype("int8")], np.dtype("int32")) == "int8"
+
+
+def test_precision_is_validated():
+    with pytest.raises(einc.EincValueError, match="precision"):
+        einc.einsum("ij,jk->ik", np.ones((2, 2)), np.ones((2, 2)), precision="fp8")
+
+
+def test_layout_choices_in_header():
+    nn = kernel("ij,jk->ik", [(256, 256), (256, 256)], "float16").source
+    assert "A K-major in shared memory, 16-byte cp.async" in nn
+    assert "B N-major in shared memory, 16-byte cp.async" in nn
+    odd = kernel("ij,jk->ik", [(250, 250), (250, 250)], "float16").source  # 250 % 8 != 0
+    assert "element loads via registers" in odd
+
+
+@pytest.mark.parametrize("expr,shapes,dtype,family", [
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float16", "wgmma"),   # both K-major
+    ("ij,jk->ik", [(256, 256), (256, 256)], "float16", "wgmma"),   # B N-major: transposed
+    ("ij,jk->ik", [(256, 256), (256, 256)], "int8", "mma"),        # int8 B must be K-major
+    ("ik,jk->ij", [(256, 256), (256, 256)], "int8", "wgmma"),
+    ("ki,kj->ij", [(256, 256), (256, 256)], "float16", "mma"),     # A M-major
+    ("ik,jk->ij", [(250, 250), (250, 250)], "float16", "mma"),     # rows not 16-byte pieces
+])
+def test_wgmma_when_layouts_fit(expr, shapes, dtype, family):
+    k = kernel(expr, shapes, dtype, arch="sm_90")
+    assert k.name.startswith(f"einc_{family}_"), k.name
+    if family == "wgmma":
+        assert k.arch == "sm_90a" and k.fallback is not None and k.fallback.name.startswith("einc_mma_")
+
+
+# (expr, shapes, dtype, precision, tile): every shared-memory layout, both load paths,
+# tables, the swap, every instruction and tile; compiled through NVRTC (no GPU needed).
+COMPILE = [
+    ("ij,jk->ik", [(256, 256), (256, 256)], "float16", None, "mma64x64"),
+    ("ki,kj->ij", [(256, 256), (256, 256)], "float16", None, "mma64x64"),
+    ("ik,jk->ij", [(250, 250), (250, 250)], "float16", None, "mma64x64"),
+    ("ij,jk->ki", [(256, 256), (256, 256)], "float16", None, "mma64x64"),
+    ("abk,kcd->abcd", [(16, 17, 128), (128, 8, 9)], "float16", None, "mma64x64"),
+    ("ij,jk->ik", [(256, 256), (256, 256)], "int8", None, "mma64x64"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "uint8", None, "mma64x64"),
+    ("ij,jk->ik", [(256, 256), (256, 256)], "float32", "tf32", "mma64x64"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "mma128x128"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float16", None, "wgmma128x128"),
+    ("ij,jk->ik", [(256, 256), (256, 256)], "bfloat16", None, "wgmma128x256"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "int8", None, "wgmma128x128"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma128x128"),
+]
+
+
+@pytest.mark.parametrize("expr,shapes,dtype,precision,tile", COMPILE)
+def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
+    from einc.codegen.cuda import emit_wgmma
+    from einc.runtime.cuda import compile_cubin
+    k = kernel(expr, shapes, dtype, precision, tile, arch="sm_90")
+    if tile.startswith("wgmma"):
+        assert k.name.startswith("einc_wgmma_") and k.smem == emit_wgmma.smem_bytes(tile)
+    else:
+        assert k.name.startswith("einc_mma_")
+        assert k.smem == emit_mma.smem_bytes(tile, {"float16": 2, "float32": 4}.get(dtype, 1),
+                                             "A K-major" in k.source, "B K-major" in k.source)
+    cubin = compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch or "sm_90"))
+    assert cubin[:4] == b"\x7fELF"
+
+
+# ---------------------------------------------------------------------------------------
+# on the GPU
+
+def _data(rng, shape, dtype, wide_ints=False):
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        lo, hi = (np.iinfo(dt).min, np.iinfo(dt).max + 1) if wide_ints else ((-3 if dt.kind == "i" else 0), 4)
+        return rng.integers(lo, hi, size=shape).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+def _poisoned(torch, shape, dt):
+    tdt = {"float16": torch.float16, "float32": torch.float32, "int8": torch.int8,
+           "uint8": torch.uint8, "int32": torch.int32}[np.dtype(dt).name]
+    fill = float("nan") if np.dtype(dt).kind == "f" else 77
+    return torch.full(shape, fill, dtype=tdt, device="cuda")
+
+
+GPU_CASES = [
+    # expr, shapes, dtype, precision (ragged M/N/K, both majors, odd strides, tables, batch)
+    ("ij,jk->ik", [(200, 136), (136, 72)], "float16", None),
+    ("ij,jk->ik", [(131, 77), (77, 93)], "float16", None),     # extents not multiples of 8
+    ("ki,kj->ij", [(96, 200), (96, 64)], "float16", None),     # A M-major (ldmatrix.trans)
+    ("ik,jk->ij", [(200, 96), (64, 96)], "float16", None),     # B K-major
+    ("ij,jk->ki", [(120, 64), (64, 136)], "float16", None),    # C unit-stride along M: swap
+    ("bij,bjk->bik", [(3, 65, 40), (3, 40, 70)], "float16", None),
+    ("abk,kcd->abcd", [(16, 17, 128), (128, 8, 9)], "float16", None),  # tabled M and N
+    ("akb,kcb->ac", [(20, 24, 8), (24, 33, 8)], "float16", None),      # tabled K
+    ("ij,jk->ik", [(200, 136), (136, 72)], "int8", None),
+    ("ik,jk->ij", [(130, 96), (70, 96)], "int8", None),
+    ("ij,jk->ik", [(97, 129), (129, 65)], "uint8", None),
+    ("ij,jk->ik", [(200, 136), (136, 72)], "float32", "tf32"),
+    ("ki,kj->ij", [(96, 200), (96, 130)], "float32", "tf32"),
+    ("ij,jk->ik", [(150, 1000), (1000, 20)], "float16", None),  # split-K partial sums in fp32
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile", ["mma64x64", "mma128x128k128", "mma128x256", "wgmma128x128", "wgmma128x256"])
+@pytest.mark.parametrize("expr,shapes,dtype,precision", GPU_CASES)
+def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
+    """Every tile of both tensor-core kernels (wgmma cases whose layout it can't take run
+    its mma twin, which must be right too)."""
+    torch = pytest.importorskip("torch")
+    from einc.codegen.cuda import emit_wgmma
+    monkeypatch.setattr(emit_mma, "choose_tile", lambda step: tile if tile.startswith("mma") else "mma128x128")
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
+    monkeypatch.setattr(emit_wgmma, "ENABLED", tile.startswith("wgmma"))
+    einc.api._EXECUTABLES.clear()
+    rng = np.random.default_rng(len(expr) + sum(map(sum, shapes)))
+    arrays = [_data(rng, s, dtype) for s in shapes]
+    ref = np.einsum(expr, *[a.astype(np.float64) for a in arrays])
+    out = _poisoned(torch, ref.shape, dtype)
+    r = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays], out=out, precision=precision)
+    assert r is out
+    k = max(1, int(np.prod([n for l, n in zip(expr.split("->")[0].replace(",", ""), sum(map(list, shapes), []))
+                            if l not in expr.split("->")[1]])) // max(1, len(shapes)))
+    assert_matches(out.cpu().numpy(), expr, *arrays, terms=k,
+                   product_eps=TF32_EPS if precision == "tf32" else 0.0)
+
+
+@pytest.mark.gpu
+def test_mma_really_ran(monkeypatch):
+    """The plan for an fp16 GEMM launches a tensor-core kernel (wgmma on sm_90)."""
+    torch = pytest.importorskip("torch")
+    from einc.execute_cuda import CudaExecutable
+    from einc.runtime.cuda import runtime
+    p = einc.api.plan_for("ij,jk->ik", [(256, 256), (256, 256)], "float16", backend="cuda")
+    ex = CudaExecutable(p, runtime(0))
+    assert [k.name.split("_")[1] for k in ex.kernels] == ["wgmma" if runtime(0).arch == "sm_90" else "mma"]
+
+
+@pytest.mark.gpu
+def test_int8_wraps_like_numpy():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    a = _data(rng, (130, 300), "int8", wide_ints=True)
+    b = _data(rng, (300, 70), "int8", wide_ints=True)
+    got = einc.einsum("ij,jk->ik", torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda())
+    np.testing.assert_array_equal(got.cpu().numpy(), np.einsum("ij,jk->ik", a, b))
+    got32 = einc.einsum("ij,jk->ik", torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), dtype="int32")
+    np.testing.assert_array_equal(got32.cpu().numpy(), np.einsum("ij,jk->ik", a, b, dtype=np.int32))
+
+
+@pytest.mark.gpu
+def test_misaligned_operand_takes_the_element_path():
+    """A view starting one element in breaks 16-byte alignment: the kernel must notice."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    big = _data(rng, (129 * 136 + 1,), "float16")
+    a = big[1:].reshape(129, 136)
+    b = _data(rng, (136, 64), "float16")
+    ta = torch.from_numpy(big).cuda()[1:].view(129, 136)
+    got = einc.einsum("ij,jk->ik", ta, torch.from_numpy(b).cuda())
+    assert_matches(got.cpu().numpy(), "ij,jk->ik", a, b, terms=136)
+
+
+# ---------------------------------------------------------------------------------------
+# bfloat16 (numpy has none: ml_dtypes' dtype stands for torch.bfloat16 / DLPack bfloat)
+
+def test_bfloat16_plans_on_tensor_cores_and_is_refused_on_cpu():
+    from einc.dtypes import BFLOAT16
+    if BFLOAT16 is None:
+        pytest.skip("ml_dtypes not installed")
+    p = einc.api.plan_for("ij,jk->ik", [(256, 256), (256, 256)], "bfloat16", backend="cuda")
+    assert emit_step(p, p.steps[0], "sm_80").name.startswith("einc_mma_bf16")
+    assert emit_step(p, p.steps[0], "sm_90").name.startswith("einc_wgmma_bf16")
+    a = np.ones((4, 4), dtype=BFLOAT16)
+    with pytest.raises(einc.EincTypeError, match="CUDA backend only"):
+        einc.einsum("ij,jk->ik", a, a, backend="cpu")
+    with pytest.raises(einc.EincTypeError, match="no common type"):
+        einc.einsum("ij,jk->ik", a, a.astype(np.float16), backend="cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("expr,shapes", [
+    ("ij,jk->ik", [(200, 136), (136, 72)]), ("ki,kj->ij", [(96, 130), (96, 64)]),
+    ("abk,kcd->abcd", [(16, 17, 128), (128, 8, 9)]), ("ij,ij->i", [(300, 77), (300, 77)]),
+    ("ij->ji", [(33, 65)]), ("ij,jk->ik", [(20, 30), (30, 10)]),
+])
+def test_bfloat16_on_gpu(expr, shapes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    ts = [torch.randn(*s, dtype=torch.float32, device="cuda").to(torch.bfloat16) for s in shapes]
+    got = einc.einsum(expr, *ts)
+    assert got.dtype == torch.bfloat16
+    wide = [t.double().cpu().numpy() for t in ts]
+    ref = np.einsum(expr, *wide)
+    terms = max(1, int(np.prod(shapes[0])) // max(1, int(np.prod(ref.shape)) or 1))
+    # fp32 sums of exact bf16 products, then one rounding to bf16 (8-bit mantissa)
+    tol = 2.0 ** -8 * np.abs(ref) + 2.0 ** -22 * terms * np.einsum(expr, *[np.abs(w) for w in wide]) + 1e-30
+    assert (np.abs(got.double().cpu().numpy() - ref) <= tol).all()
