@@ -138,7 +138,8 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
                 rt.synchronize(stream, "the CUDA stream")
             except Exception as e:
                 steps = "; ".join(l.label for l, _ in ex.launchers)
-                raise type(e)(f"{e} while running {steps}") from e
+                hint = " (EINC_CUDA_SYNC=1 names the step that faulted)" if len(ex.launchers) > 1 else ""
+                raise type(e)(f"{e} while running {steps}{hint}") from e
     finally:
         for p in uploads:
             rt.free(p, stream)

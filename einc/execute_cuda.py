@@ -5,8 +5,12 @@ tables GEMM steps use, and prepares each launch's argument block. A call then ru
 of two ways:
 
 - **direct** (a single-step plan, the first call of any plan, ``EINC_CUDA_SYNC=1``,
-  ``EINC_CUDA_GRAPHS=0``): allocate the intermediates from the stream-ordered pool
-  (``cuMemAllocAsync``), launch every step, free them on the same stream;
+  ``EINC_CUDA_GRAPHS=0``, operands a 16-byte kernel cannot take, which run its
+  element-path twin, a stream being captured, e.g. by ``torch.cuda.graph`` or
+  ``torch.compile(mode="reduce-overhead")``, whose graph then records these launches and
+  allocations as it would any library's): allocate the intermediates from the
+  stream-ordered pool (``cuMemAllocAsync``), launch every step, free them on the same
+  stream;
 - **graph** (later calls of a plan with two or more launches): replay one CUDA graph that
   holds the whole contraction, so a call costs one ``cuGraphLaunch`` (plus one parameter
   update per kernel whose caller pointers moved) instead of N launches, an allocation and
@@ -189,7 +193,7 @@ class _Graph:
                 a = cu.CUDA_MEM_ALLOC_NODE_PARAMS()
                 a.poolProps.allocType = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
                 a.poolProps.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
-                a.poolProps.location.id = rt.ordinal
+                a.poolProps.location.id = int(rt.device)
                 a.bytesize = nbytes
                 node = check(cu.cuGraphAddMemAllocNode(self.graph, prev, len(prev), a),
                              f"cuGraphAddMemAllocNode ({nbytes} bytes for an intermediate)")
@@ -317,9 +321,9 @@ class CudaExecutable:
             return
         # graph_wanted(), with the parts fixed for this plan folded into _graphable
         if (self._graphable and calls >= GRAPH_AFTER_CALLS and _GRAPHS[0]
-                and not _rtcuda._SYNC_EACH_STEP):
+                and not _rtcuda._SYNC_EACH_STEP
+                and not _rtcuda.stream_capturing(stream, handle := int(stream))):
             ext = (*input_ptrs, out_ptr)
-            handle = int(stream)
             g = self._graphs.get(handle)
             if g is None:
                 g = self._graph_for(handle, ext)
@@ -403,6 +407,18 @@ class CudaExecutable:
                 self.rt.cu.cuMemFree(self.rt.cu.CUdeviceptr(p))
         except Exception:
             pass
+
+
+def graph_memory(ordinal: int = 0) -> dict:
+    """Bytes the driver's graph memory pool holds: ``used`` by graphs now, ``reserved`` in all."""
+    from .runtime.cuda import runtime
+    rt = runtime(ordinal)
+    rt.make_current()
+    attr = rt.cu.CUgraphMem_attribute
+    get = lambda a, name: int(check(rt.cu.cuDeviceGetGraphMemAttribute(rt.device, a), name))
+    return {"used": get(attr.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, "cuDeviceGetGraphMemAttribute(used)"),
+            "reserved": get(attr.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+                            "cuDeviceGetGraphMemAttribute(reserved)")}
 
 
 def trim_graph_memory(ordinal: int = 0) -> None:

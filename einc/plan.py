@@ -149,7 +149,7 @@ def _choose(forced, modes, in_dtypes, res_dtype, compute, backend="cpu") -> str:
         work = size("m") * size("n") * size("k") * size("batch")
         k_big = max(m.extent for m in modes if m.kind == "k")
         return gemm_strategy(modes, in_dtypes, res_dtype, compute, _split_candidates(size("k"), k_big),
-                             _reduce_split(work // size("k"), size("k"), k_big),
+                             _reduce_split(size("m") * size("n") * size("batch"), size("k"), k_big),
                              "gett" if work >= CUDA_GETT_MIN_WORK else "reduce")
     gemm_ok = (len(in_dtypes) == 2 and compute in GEMM_DTYPES and res_dtype == compute
                and all(d == compute for d in in_dtypes) and {"m", "n", "k"} <= kinds)
@@ -172,6 +172,50 @@ def _affine(labels, lay: Layout) -> bool:
 
 
 COPY_MIN_INTENSITY = 500  # GEMM FLOPs per byte a GEMM-order copy moves, below which tables win
+
+
+TC_COPY_MIN_INTENSITY = 16  # GEMM FLOPs per copied byte above which a tensor-core copy pays
+
+
+def tensor_core_copies(step: Step, ops, precision: str):
+    """For a GEMM step tensor cores can run: which operands to copy K-major first.
+
+    The tensor-core kernels read operands in 16-byte pieces straight into the layouts the
+    instructions want; an operand that can't be read that way falls to element-by-element
+    loads (H200 TCCG-24 bf16: ccsd ij-kil-lkj 13 TFLOP/s that way). A transpose copy into
+    [batch, rows, k] (rows: its M or N labels, in C's order; k in one order for both
+    operands, so K stays one group) costs a bandwidth-bound pass and gives the fast path.
+    Returns None when tensor cores don't apply; else (labels for op 0 or None, for op 1).
+    """
+    from .codegen.cuda.emit_mma import mma_op
+    from .codegen.cuda.emit_wgmma import operand_fit
+    dtypes = [np.dtype(step.compute), np.dtype(ops[0][2]), np.dtype(ops[1][2])]
+    op = mma_op(step, dtypes, np.dtype(step.compute), precision)
+    if op is None:
+        return None
+    lay, a_ok, b_ok, _ = operand_fit(step, op)
+    fits = {lay.ta: a_ok, lay.tb: b_ok}  # step tensor index (1, 2) -> fits
+    if all(fits.values()):
+        return [None, None]
+    c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
+    by = lambda labels, strides: sorted(labels, key=lambda l: -abs(strides.get(l, 0)))
+    strides = [dict(zip(o[1].labels, o[1].strides)) for o in ops]
+    kinds = {m.label: m.kind for m in step.modes}
+    keep = [j for j in (0, 1) if fits[j + 1]]  # k order: an operand that stays, else op 0's
+    k_order = by([l for l in ops[0][1].labels if kinds.get(l) == "k"], strides[keep[0] if keep else 0])
+    out, moved = [], 0
+    for j in (0, 1):
+        if fits[j + 1]:
+            out.append(None)
+            continue
+        lab = ops[j][1].labels
+        batch = by([l for l in lab if kinds.get(l) == "batch"], c_stride)
+        rows = by([l for l in lab if kinds.get(l) in ("m", "n")], c_stride)
+        out.append(batch + rows + k_order)
+        moved += 2 * ops[j][1].size * dtypes[j + 1].itemsize
+    if step.flops < TC_COPY_MIN_INTENSITY * moved:
+        return [None, None]
+    return out
 
 
 def gpu_contiguous(step: Step, ops):
@@ -447,7 +491,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
                          [d for _, _, d in ops], res_dt, compute, tuned.strategy(k, strategy), backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation
         if backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2:
-            new_ops, copies, c_order = gpu_contiguous(step, ops)
+            tc = tensor_core_copies(step, ops, precision)
+            new_ops, copies, c_order = (ops, tc, None) if tc is not None else gpu_contiguous(step, ops)
             for j, (labels, (b0, l0, d0)) in enumerate(zip(copies, ops)):
                 if labels is not None:  # copy the operand into its GEMM order (row-major),
                     tb, tl = temp(labels, dtype=d0)  # in its own dtype (fp16 stays tensor-core food)

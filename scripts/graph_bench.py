@@ -20,7 +20,7 @@ import torch
 
 import einc
 from einc.api import _EXECUTABLES
-from einc.execute_cuda import set_cuda_graphs
+from einc.execute_cuda import graph_memory, set_cuda_graphs
 
 CASES = [
     ("ij,jk,kl->il", 3),           # 2 launches (two GEMM steps)
@@ -101,6 +101,8 @@ def main():
         print(f"{subs:<18}{len(ex.launchers):>9}{t_graph:>11.2f}{t_direct:>11.2f}{t_torch:>10.2f}"
               f"{t_direct / t_graph:>8.2f}x   {g_graph:.1f} / {g_direct:.1f} / {g_torch:.1f}"
               f"   (max rel err {err:.1e}, graph updates {ex.graph_updates})")
+    mem = graph_memory()
+    print(f"graph memory pool: {mem['used'] / 2**20:.2f} MiB used, {mem['reserved'] / 2**20:.2f} MiB reserved")
 
 
 if __name__ == "__main__":

@@ -296,6 +296,9 @@ template <class T> T __ldg(const T* p) { return *p; }
 inline float einc_h2f(unsigned short h) { _Float16 x; std::memcpy(&x, &h, 2); return (float)x; }
 inline unsigned short einc_f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; std::memcpy(&h, &x, 2); return h; }
 inline unsigned short einc_d2h(double d) { _Float16 x = (_Float16)d; unsigned short h; std::memcpy(&h, &x, 2); return h; }
+inline float einc_bf2f(unsigned short h) { unsigned u = unsigned(h) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline unsigned short einc_f2bf(float f) {  // round to nearest even (NaN-free inputs here)
+  unsigned u; std::memcpy(&u, &f, 4); u += 0x7FFFu + ((u >> 16) & 1u); return (unsigned short)(u >> 16); }
 """
 
 _LAUNCH = r"""
@@ -447,6 +450,9 @@ EMULATED = [
     ("ijk->j", [(3, 4, 50)], "float64", "reduce", None),                 # rows, outer sum
     ("abc->ba", [(4, 5, 33)], "int32", "reduce", None),                  # rows, 2 free modes
     ("ij->ji", [(8, 9)], "bool", "reduce", None),                       # permutation
+    ("ij->ji", [(40, 70)], "float32", "reduce", None),                  # transpose: ragged tiles
+    ("abcd->dbca", [(3, 20, 2, 17)], "float16", "reduce", None),        # transpose, batch modes
+    ("ijk->kji", [(33, 2, 18)], "complex64", "reduce", None),           # transpose, complex
     ("ij,ij->ij", [(8, 9), (8, 9)], "complex128", "reduce", None),      # Hadamard
     ("ij,jk->ik", [(6, 5), (5, 4)], "bool", "reduce", None),            # OR of ANDs
     ("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], "int8", "generic", None),

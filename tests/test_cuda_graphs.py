@@ -115,8 +115,9 @@ class FakeDriver:
 
     def __init__(self, drv):
         self._d = drv
-        for name in ("CUresult", "CUstream", "CUdeviceptr", "CUDA_KERNEL_NODE_PARAMS",
-                     "CUDA_MEM_ALLOC_NODE_PARAMS", "CUmemAllocationType", "CUmemLocationType"):
+        for name in ("CUresult", "CUstream", "CUdeviceptr", "CUstreamCaptureStatus",
+                     "CUDA_KERNEL_NODE_PARAMS", "CUDA_MEM_ALLOC_NODE_PARAMS",
+                     "CUmemAllocationType", "CUmemLocationType"):
             setattr(self, name, getattr(drv, name))
         self.ok = drv.CUresult.CUDA_SUCCESS
         self.next_id = 0x10000
@@ -126,6 +127,7 @@ class FakeDriver:
         self.graphs, self.nodes, self.execs = {}, {}, {}
         self.fail = {}       # driver function name -> how many more calls fail
         self.calls = {}
+        self.capturing = set()  # stream handles being captured (torch.cuda.graph, ...)
 
     def _id(self):
         self.next_id += 0x1000
@@ -149,6 +151,11 @@ class FakeDriver:
 
     def cuStreamSynchronize(self, stream):
         return (self.ok,)
+
+    def cuStreamIsCapturing(self, stream):
+        status = self._d.CUstreamCaptureStatus
+        return self.ok, (status.CU_STREAM_CAPTURE_STATUS_ACTIVE if int(stream) in self.capturing
+                         else status.CU_STREAM_CAPTURE_STATUS_NONE)
 
     def cuMemAlloc(self, n):
         return self.ok, self._d.CUdeviceptr(self._id())
@@ -274,6 +281,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(rc, "_driver", lambda: cu)    # check() names failures through it
     monkeypatch.setattr(rc, "_LAUNCH", False)         # no ctypes fast paths: everything via cu
     monkeypatch.setattr(rc, "_GRAPH_LAUNCH", False)
+    monkeypatch.setattr(rc, "_IS_CAPTURING", False)
     monkeypatch.setattr(rc, "_SYNC_EACH_STEP", False)
     monkeypatch.setattr(xc, "_GRAPHS", [True])
     return cu
@@ -283,6 +291,11 @@ def _executable(cu, subs, shapes, dtype="float32"):
     ex = xc.CudaExecutable(plan_for(subs, shapes, dtype, backend="cuda"), FakeRuntime(cu))
     cu.nptrs.update({int(l.fn): len(l.ptrs) for l, _ in ex.launchers})
     return ex
+
+
+def _p(*ks):
+    """Fake device pointers, 256-byte aligned like real allocations (16-byte kernels need it)."""
+    return [0x100 * k for k in ks]
 
 
 def _normalised(entry, ext):
@@ -344,15 +357,15 @@ def test_fake_updates_only_the_nodes_whose_pointers_moved(fake):
     cu = fake
     ex = _executable(cu, *CHAIN3)
     s = ex.rt.stream(0)
-    ex([1, 2, 3], 4, s)   # direct
-    ex([1, 2, 3], 4, s)   # builds the graph around these pointers: no update
+    ex(_p(1, 2, 3), _p(4)[0], s)   # direct
+    ex(_p(1, 2, 3), _p(4)[0], s)   # builds the graph around these pointers: no update
     assert (ex.graph_builds, ex.graph_updates) == (1, 0)
-    ex([1, 2, 3], 4, s)
+    ex(_p(1, 2, 3), _p(4)[0], s)
     assert ex.graph_updates == 0
-    ex([1, 2, 3], 5, s)   # a new output buffer: only its writer changes
+    ex(_p(1, 2, 3), _p(5)[0], s)   # a new output buffer: only its writer changes
     assert ex.graph_updates == 1
-    assert cu.log[-1][2][-1][1][0] == 5
-    ex([9, 2, 3], 5, s)
+    assert cu.log[-1][2][-1][1][0] == _p(5)[0]
+    ex(_p(9, 2, 3), _p(5)[0], s)
     readers = len(xc.changed_nodes(xc.ext_slots(ex._sources), (1, 2, 3, 5), (9, 2, 3, 5)))
     assert ex.graph_updates == 1 + readers
     assert ex.graph_launches == 4 and ex.calls == 5
@@ -362,20 +375,34 @@ def test_fake_single_step_and_switches_keep_direct_launches(fake, monkeypatch):
     cu = fake
     one = _executable(cu, "ij,jk->ik", [(64, 64), (64, 64)])
     for _ in range(3):
-        one([1, 2], 3, one.rt.stream(0))
+        one(_p(1, 2), _p(3)[0], one.rt.stream(0))
     assert one.graph_launches == 0 and not one._graphable
     ex = _executable(cu, *CHAIN3)
     monkeypatch.setattr(xc, "_GRAPHS", [False])
     for _ in range(3):
-        ex([1, 2, 3], 4, ex.rt.stream(0))
+        ex(_p(1, 2, 3), _p(4)[0], ex.rt.stream(0))
     import einc.runtime.cuda as rc
     monkeypatch.setattr(xc, "_GRAPHS", [True])
     monkeypatch.setattr(rc, "_SYNC_EACH_STEP", True)
     for _ in range(3):
-        ex([1, 2, 3], 4, ex.rt.stream(0))
+        ex(_p(1, 2, 3), _p(4)[0], ex.rt.stream(0))
     assert ex.graph_launches == ex.graph_builds == 0
     monkeypatch.setattr(rc, "_SYNC_EACH_STEP", False)
-    ex([1, 2, 3], 4, ex.rt.stream(0))
+    ex(_p(1, 2, 3), _p(4)[0], ex.rt.stream(0))
+    assert ex.graph_launches == 1
+
+
+def test_fake_captured_stream_gets_direct_launches(fake):
+    """Inside a caller's capture (torch.cuda.graph) the launches themselves are recorded."""
+    cu = fake
+    ex = _executable(cu, *CHAIN3)
+    cu.capturing.add(0x77)
+    for _ in range(3):
+        ex(_p(1, 2, 3), _p(4)[0], ex.rt.stream(0x77))
+    assert ex.graph_builds == ex.graph_launches == 0
+    assert [k for k, _, _ in cu.log] == ["k"] * (3 * len(ex.launchers))
+    cu.capturing.clear()
+    ex(_p(1, 2, 3), _p(4)[0], ex.rt.stream(0x77))
     assert ex.graph_launches == 1
 
 
@@ -383,13 +410,13 @@ def test_fake_build_failure_falls_back_to_direct_launches(fake):
     cu = fake
     ex = _executable(cu, *CHAIN4)
     cu.fail["cuGraphInstantiate"] = 1
-    ex([1, 2, 3, 4], 5, ex.rt.stream(0))
+    ex(_p(1, 2, 3, 4), _p(5)[0], ex.rt.stream(0))
     with pytest.warns(RuntimeWarning, match="cuGraphInstantiate"):
-        ex([1, 2, 3, 4], 5, ex.rt.stream(0))
+        ex(_p(1, 2, 3, 4), _p(5)[0], ex.rt.stream(0))
     assert "cuGraphInstantiate failed" in ex.graph_error
     assert all(g["destroyed"] for g in cu.graphs.values())  # the half-built graph is gone
     n = len(cu.log)
-    ex([1, 2, 3, 4], 5, ex.rt.stream(0))
+    ex(_p(1, 2, 3, 4), _p(5)[0], ex.rt.stream(0))
     assert [k for k, _, _ in cu.log[n:]] == ["k"] * len(ex.launchers)
     assert ex.graph_launches == 0
 
@@ -398,28 +425,28 @@ def test_fake_replay_errors_are_einc_errors_and_recover(fake):
     cu = fake
     ex = _executable(cu, *CHAIN3)
     s = ex.rt.stream(0)
-    ex([1, 2, 3], 4, s)
-    ex([1, 2, 3], 4, s)
+    ex(_p(1, 2, 3), _p(4)[0], s)
+    ex(_p(1, 2, 3), _p(4)[0], s)
     cu.fail["cuGraphLaunch"] = 1
     with pytest.raises(EincCudaError, match="launching the CUDA graph of step 0"):
-        ex([1, 2, 3], 4, s)
+        ex(_p(1, 2, 3), _p(4)[0], s)
     cu.fail["cuGraphExecKernelNodeSetParams"] = 1
     with pytest.raises(EincCudaError, match="updating the CUDA graph node of step"):
-        ex([1, 2, 3], 6, s)
-    ex([1, 2, 3], 4, s)  # every node is refreshed after a failed update
+        ex(_p(1, 2, 3), _p(6)[0], s)
+    ex(_p(1, 2, 3), _p(4)[0], s)  # every node is refreshed after a failed update
     direct = _executable(cu, *CHAIN3)
     xc.set_cuda_graphs(False)
-    direct([1, 2, 3], 4, s)
+    direct(_p(1, 2, 3), _p(4)[0], s)
     k = len(direct.launchers)
-    assert _normalised(cu.log[-k - 1][2], (1, 2, 3, 4)) == _normalised(
-        [x for _, _, e in cu.log[-k:] for x in e], (1, 2, 3, 4))
+    assert _normalised(cu.log[-k - 1][2], _p(1, 2, 3, 4)) == _normalised(
+        [x for _, _, e in cu.log[-k:] for x in e], _p(1, 2, 3, 4))
 
 
 def test_fake_streams_beyond_the_cap_evict_the_oldest_graph(fake):
     cu = fake
     ex = _executable(cu, *CHAIN3)
     for h in range(xc.GRAPH_MAX_STREAMS + 2):
-        ex([1, 2, 3], 4, ex.rt.stream(0x100 + h))
+        ex(_p(1, 2, 3), _p(4)[0], ex.rt.stream(0x100 + h))
     assert len(ex._graphs) == xc.GRAPH_MAX_STREAMS
     assert sum(e["destroyed"] for e in cu.execs.values()) == 1  # the first call was direct
 
@@ -453,9 +480,9 @@ def test_gpu_graph_replays_match_numpy(torch, subs, shapes):
         assert_matches(r.cpu().numpy(), subs, *ops, terms=TERMS[subs])
         if call == 0:
             ex = _cached(subs, shapes)
-            launches, updates = ex.graph_launches, ex.graph_updates
+            builds, launches, updates = ex.graph_builds, ex.graph_launches, ex.graph_updates
     assert ex.graph_error is None
-    assert ex.graph_builds == 1 and ex.graph_launches == launches + 5
+    assert ex.graph_builds <= builds + 1 and ex.graph_launches == launches + 5
     assert ex.graph_updates >= updates + 4  # new inputs and outputs every call
 
 
@@ -513,6 +540,10 @@ def test_gpu_numpy_operands_through_graphs(torch):
     for _ in range(4):  # uploads land at new addresses each call
         ops = [rng.standard_normal(s) for s in shapes]
         assert_matches(einc.einsum(subs, *ops, backend="cuda"), subs, *ops, terms=64)
+    ex = [v for k, v in einc.api._EXECUTABLES.data.items()
+          if k[0] == "cuda" and isinstance(v, xc.CudaExecutable) and v.plan.out_shape == (33, 5)
+          and v.plan.out_dtype == np.float64][-1]
+    assert ex.graph_launches >= 3 and ex.graph_error is None
 
 
 @pytest.mark.gpu
@@ -536,7 +567,38 @@ def test_gpu_graphs_off_in_process_give_the_same_answer(torch):
     again = einc.einsum(subs, *t)
     assert ex.graph_builds == 2
     np.testing.assert_array_equal(again.cpu().numpy(), with_graphs.cpu().numpy())
+    torch.cuda.synchronize()
+    assert xc.graph_memory()["reserved"] >= 0
     xc.trim_graph_memory()
+    assert set(xc.graph_memory()) == {"used", "reserved"}
+
+
+@pytest.mark.gpu
+def test_gpu_inside_a_torch_cuda_graph_capture(torch):
+    """A caller capturing einc (torch.cuda.graph) records einc's launches, not einc's graph."""
+    subs, shapes = ("ij,jk,kl->il", [(24, 40), (40, 16), (16, 8)])
+    static = [torch.zeros(*s_, device="cuda") for s_ in shapes]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            einc.einsum(subs, *static)  # warm-up: einc builds its own graph on this stream
+    torch.cuda.current_stream().wait_stream(side)
+    ex = _cached(subs, shapes)
+    launches = ex.graph_launches
+    assert launches >= 1
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = einc.einsum(subs, *static)
+    assert ex.graph_launches == launches
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        ops = [rng.standard_normal(s_).astype(np.float32) for s_ in shapes]
+        for t, o in zip(static, ops):
+            t.copy_(torch.from_numpy(o))
+        g.replay()
+        torch.cuda.synchronize()
+        assert_matches(out.cpu().numpy(), subs, *ops, terms=64)
 
 
 @pytest.mark.gpu

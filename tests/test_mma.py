@@ -38,7 +38,7 @@ def test_when_tensor_cores_apply(dtype, precision, expect):
 def test_int8_into_int64_stays_off_tensor_cores():
     # int32 accumulation wraps at 2^32; numpy's int64 result would not
     p = einc.api.plan_for("ij,jk->ik", [(256, 256), (256, 256)], "int8", backend="cuda")
-    s = p.steps[0]
+    s = next(s for s in p.steps if s.strategy == "gett")
     from einc.codegen.cuda.emit_mma import mma_op
     assert mma_op(s, [np.dtype("int64"), np.dtype("int8"), np.dtype("int8")], np.dtype("int64")) is None
     assert mma_op(s, [np.dtype("int32"), np.dtype("int8"), np.dtype("int8")], np.dtype("int32")) == "int8"
@@ -57,12 +57,19 @@ def test_layout_choices_in_header():
     assert "element loads via registers" in odd
 
 
+def test_int8_nn_copies_b_k_major_for_wgmma():
+    """int8 B must be K-major for wgmma: the plan transposes it first (it pays at 256^3)."""
+    p = einc.api.plan_for("ij,jk->ik", [(256, 256), (256, 256)], "int8", backend="cuda")
+    names = [emit_step(p, s, "sm_90").name.split("_")[1] for s in p.steps]
+    assert names == ["transpose", "wgmma"], names
+
+
 @pytest.mark.parametrize("expr,shapes,dtype,family", [
     ("ik,jk->ij", [(256, 256), (256, 256)], "float16", "wgmma"),   # both K-major
     ("ij,jk->ik", [(256, 256), (256, 256)], "float16", "wgmma"),   # B N-major: transposed
-    ("ij,jk->ik", [(256, 256), (256, 256)], "int8", "mma"),        # int8 B must be K-major
+    ("ik,jk->ij", [(256, 250), (256, 250)], "int8", "mma"),        # K rows not 16-byte pieces
     ("ik,jk->ij", [(256, 256), (256, 256)], "int8", "wgmma"),
-    ("ki,kj->ij", [(256, 256), (256, 256)], "float16", "mma"),     # A M-major
+    ("ki,kj->ij", [(256, 256), (256, 256)], "float16", "wgmma"),   # A M-major: copied K-major first
     ("ik,jk->ij", [(250, 250), (250, 250)], "float16", "mma"),     # rows not 16-byte pieces
 ])
 def test_wgmma_when_layouts_fit(expr, shapes, dtype, family):

@@ -224,8 +224,23 @@ def _libcuda_graph_launch():
     return f
 
 
+def _libcuda_is_capturing():
+    """libcuda's cuStreamIsCapturing through ctypes (never versioned), or None."""
+    import os
+    if os.environ.get("EINC_CUDA_CTYPES_LAUNCH", "1") == "0":
+        return None
+    try:
+        f = ctypes.CDLL("libcuda.so.1").cuStreamIsCapturing
+    except (OSError, AttributeError):
+        return None
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    return f
+
+
 _LAUNCH = None
 _GRAPH_LAUNCH = None
+_IS_CAPTURING = None
 
 
 def graph_launcher():
@@ -234,6 +249,24 @@ def graph_launcher():
     if _GRAPH_LAUNCH is None:
         _GRAPH_LAUNCH = _libcuda_graph_launch() or False
     return _GRAPH_LAUNCH or None
+
+
+def stream_capturing(stream, handle: int) -> bool:
+    """Whether ``stream`` is being captured into a graph (e.g. by torch.cuda.graph).
+
+    A status the driver will not give (a capture elsewhere forbids asking) counts as
+    capturing: the caller then takes the path that captures like any other stream work.
+    """
+    global _IS_CAPTURING
+    if _IS_CAPTURING is None:
+        _IS_CAPTURING = _libcuda_is_capturing() or False
+    if _IS_CAPTURING:
+        status = ctypes.c_int(0)
+        return _IS_CAPTURING(handle, ctypes.byref(status)) != 0 or status.value != 0
+    cu = _driver()
+    err, status = cu.cuStreamIsCapturing(stream)
+    return (err != cu.CUresult.CUDA_SUCCESS
+            or status != cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
 
 class Launcher:

@@ -8,7 +8,7 @@ strides never appear in the source, so every step of one structure shares one ke
 
 >>> import einc.api
 >>> from einc.codegen.cuda.emit import emit_step
->>> p = einc.api.plan_for("ij,jk->ik", [(64, 32), (32, 16)], "float32", backend="cuda")
+>>> p = einc.api.plan_for("ij,jk->ik", [(64, 32), (32, 16)], "float32", backend="cuda", strategy="gett")
 >>> k = emit_step(p, p.steps[0])
 >>> k.name.startswith("einc_gett_"), k.block, len(k.meta([])) == k.meta_size
 (True, (256, 1, 1), True)
@@ -139,6 +139,9 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
             return emit_mma(plan, step, dtypes, compute, op, None if gett_tile in WGMMA_TILES else gett_tile)
         return _emit_gett(step, dtypes, compute, gett_tile if gett_tile in GETT_TILES else None)
     if step.strategy in ("gett", "reduce"):
+        axes = _transpose_axes(step)
+        if axes is not None:
+            return _emit_transpose(step, dtypes, compute, *axes)
         return _emit_reduce(step, dtypes, compute)
     return _emit_generic(step, dtypes, compute)
 
@@ -376,6 +379,57 @@ def _emit_reduce(step: Step, dtypes, compute) -> CudaStepKernel:
 
 
 # --------------------------------------------------------------------------------------
+# transpose: a copy whose input and output have different unit-stride modes
+
+TRANSPOSE_MIN = 16  # both unit-stride extents at least this, or reduce_cols is as good
+
+
+def _transpose_axes(step: Step):
+    """(j_in, j_out): the modes that are unit-stride in the input and in the output, when
+    the step is a pure copy that transposes them; else None."""
+    if len(step.operands) != 1 or any(m.kind in SUMMED for m in step.modes):
+        return None
+    unit = lambda t: [j for j, m in enumerate(step.modes) if step.strides[t][j] == 1 and m.extent > 1]
+    ji, jo = unit(1), unit(0)
+    if len(ji) != 1 or len(jo) != 1 or ji[0] == jo[0]:
+        return None
+    if min(step.modes[ji[0]].extent, step.modes[jo[0]].extent) < TRANSPOSE_MIN:
+        return None
+    if any(s < 0 for row in step.strides for s in row):
+        return None
+    return ji[0], jo[0]
+
+
+def _emit_transpose(step: Step, dtypes, compute, ji: int, jo: int) -> CudaStepKernel:
+    batch = [(m.extent, (step.strides[0][j], step.strides[1][j])) for j, m in enumerate(step.modes)
+             if j not in (ji, jo)]
+    batch.sort(key=lambda x: -x[1][0])  # output-major: consecutive tiles write nearby
+    batch = _merge(batch)
+    rank = _pow2_at_least(max(len(batch), 1), 4)
+    n_i, n_o = step.modes[ji].extent, step.modes[jo].extent
+    tiles_i, tiles_o = _cdiv(n_i, 32), _cdiv(n_o, 32)
+    nb = int(np.prod([e for e, _ in batch], dtype=np.int64)) if batch else 1
+    ext = [e for e, _ in batch] + [1] * (rank - len(batch))
+    words = [n_i, n_o, step.strides[1][jo], step.strides[0][ji], tiles_i, tiles_o, nb, len(batch), *ext,
+             *([s[1] for _, s in batch] + [0] * (rank - len(batch))),
+             *([s[0] for _, s in batch] + [0] * (rank - len(batch)))]
+    tout, tc, _, tin = _types(dtypes, compute)
+    key = (VERSION, "transpose", rank, dtypes[0].name, compute.name, dtypes[1].name)
+    name = _name("transpose", key, dtypes)
+    spec = (f"extern \"C\" __global__ void __launch_bounds__(256)\n"
+            f"{name}(void* out, const void* in0, const EincPermMeta<{rank}> meta) {{\n"
+            f"  einc_transpose<{rank}, {tout}, {tc}, {tin[0]}>(out, in0, meta);\n}}\n")
+    header = _header(step, "transpose (32x32 tiles through shared memory: reads along the input's "
+                     "unit-stride mode, writes along the output's)", dtypes, compute, _modes_line(step),
+                     [f"launch:   1-D grid of 256-thread blocks (32x8), one 32x32 tile at a time, "
+                      f"grid-stride (grid capped at {GRID_CAP}); static shared memory",
+                      f"metadata: EincPermMeta<{rank}>, {8 * len(words)} bytes"])
+    source = _assemble(header, ["common.cuh", "transpose.cuh"], spec)
+    grid = max(1, min(nb * tiles_i * tiles_o, GRID_CAP))
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), 0, (), 8 * len(words), tuple(words))
+
+
+# --------------------------------------------------------------------------------------
 # gett: batched GEMM over mode groups
 
 _INVOLVED = {"batch": (0, 1, 2), "m": (0, 1), "n": (0, 2), "k": (1, 2)}
@@ -394,19 +448,29 @@ def _has_unit(modes, t) -> bool:
     return any(abs(st[t]) == 1 for _, st in modes)
 
 
+C_LEAD_RATIO = 4  # output elements per input element above which M and N follow C's strides
+
+
 def _gett_groups(step: Step):
     """group -> list of (extent, (sC, sA, sB)): ordered, then merged where contiguous.
 
     Each group is ordered by the strides of the tensor whose loads walk it (A along M, B
     along N, along K the operand whose unit-stride mode lies there, C along batch),
     largest first and broadcast (0) before everything, so that tensor's unit-stride mode
-    is the group's last, fastest one. Only which group holds a unit-stride mode decides
-    the kernel's variant, never the sizes.
+    is the group's last, fastest one. When the output is much bigger than the inputs (a
+    short K, e.g. ccsd_t's K = 24), M and N follow C's strides instead: the stores are
+    the traffic, and the few input panels gather through their tables from L2. Only which
+    group holds a unit-stride mode decides the kernel's variant, never the sizes.
     """
     raw = {g: [(m.extent, tuple(step.strides[t][j] for t in range(3)))
                for j, m in enumerate(step.modes) if m.kind == g] for g in _INVOLVED}
     k_lead = (2, 1) if _has_unit(raw["k"], 2) and not _has_unit(raw["k"], 1) else (1, 2)
-    lead = {"batch": (0, 1, 2), "m": (1, 0), "n": (2, 0), "k": k_lead}
+    size = lambda *gs: int(np.prod([e for g in gs for e, _ in raw[g]], dtype=np.int64))
+    c_size, ab_size = size("batch", "m", "n"), size("batch", "m", "k") + size("batch", "k", "n")
+    if c_size >= C_LEAD_RATIO * ab_size:  # the output's traffic dominates: store coalesced
+        lead = {"batch": (0, 1, 2), "m": (0, 1), "n": (0, 2), "k": k_lead}
+    else:
+        lead = {"batch": (0, 1, 2), "m": (1, 0), "n": (2, 0), "k": k_lead}
     mag = lambda s: abs(s) if s else float("inf")
     return {g: _merge(sorted(modes, key=lambda x: tuple(-mag(x[1][t]) for t in lead[g])))
             for g, modes in raw.items()}

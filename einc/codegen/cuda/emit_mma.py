@@ -61,13 +61,26 @@ def mma_op(step: Step, dtypes, compute, precision: str = "highest"):
 
 
 def _vec_ok(groups: dict, fast: str, t: int, ve: int) -> bool:
-    """16-byte pieces along group ``fast`` of tensor t: unit-stride innermost mode whose
-    extent is a multiple of ``ve``, every other stride of t a multiple of ``ve``."""
+    """16-byte pieces along group ``fast`` of tensor t: every ``ve`` consecutive indices
+    from a multiple of ``ve`` are ``ve`` consecutive elements of t, and every other stride
+    of t is a multiple of ``ve`` (so pieces are aligned when the tensor is).
+
+    That holds when the group's innermost mode is unit-stride in t with an extent that is
+    a multiple of ``ve``, or when the whole group is one contiguous block of t (its modes
+    nest, innermost stride 1) whose total extent is a multiple of ``ve``: a table then
+    still gives one piece's first offset and the rest follow."""
     modes = groups[fast]
-    if not modes or modes[-1][1][t] != 1 or modes[-1][0] % ve:
+    if not modes or modes[-1][1][t] != 1:
         return False
+    inner = 1 if modes[-1][0] % ve == 0 else len(modes)  # modes the pieces run through
+    if inner > 1:
+        run = modes[-inner:]
+        if any(a[1][t] != b[1][t] * b[0] for a, b in zip(run, run[1:])):
+            return False
+        if int(np.prod([e for e, _ in run], dtype=np.int64)) % ve:
+            return False
     others = [st[t] for g in ("b", "m", "n", "k") for i, (_, st) in enumerate(groups[g])
-              if not (g == fast and i == len(modes) - 1)]
+              if not (g == fast and i >= len(modes) - inner)]
     return all(s % ve == 0 for s in others)
 
 

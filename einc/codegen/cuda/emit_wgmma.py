@@ -53,19 +53,28 @@ def smem_bytes(tile: str) -> int:
     return stages * (bm + bn) * 128 + 1024  # + room to align the base to 1024 bytes
 
 
-def layout_ok(step: Step, op: str) -> tuple | None:
-    """(layout, B K-major?) when both operands can be fed to wgmma, else None."""
+def operand_fit(step: Step, op: str):
+    """(layout, A fits, B fits, B K-major): which operands wgmma can read as they are.
+
+    A fits when it is K-major in 16-byte pieces; B when it is K-major, or N-major for
+    16-bit types (the instruction transposes). ``layout.ta``/``tb`` say which of the
+    step's operands plays A and B (they swap when C is unit-stride along M)."""
     E, transposable = _PTX[op][2], _PTX[op][4]
     lay = gett_layout(step, 128, 128)
     G, ta, tb = lay.G, lay.ta, lay.tb
     ve = 16 // E
-    if _has_unit(G["m"], ta) or not _vec_ok(G, "k", ta, ve):
-        return None
+    a_ok = not _has_unit(G["m"], ta) and _vec_ok(G, "k", ta, ve)
     if not _has_unit(G["n"], tb) and _vec_ok(G, "k", tb, ve):
-        return lay, True
+        return lay, a_ok, True, True
     if transposable and _has_unit(G["n"], tb) and _vec_ok(G, "n", tb, ve):
-        return lay, False
-    return None
+        return lay, a_ok, True, False
+    return lay, a_ok, False, True
+
+
+def layout_ok(step: Step, op: str) -> tuple | None:
+    """(layout, B K-major?) when both operands can be fed to wgmma, else None."""
+    lay, a_ok, b_ok, b_kmaj = operand_fit(step, op)
+    return (lay, b_kmaj) if a_ok and b_ok else None
 
 
 def _mma_struct(op: str, bn: int, b_kmaj: bool) -> str:

@@ -42,6 +42,9 @@ __device__ __forceinline__ unsigned short einc_f2h(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+__device__ __forceinline__ float einc_bf2f(unsigned short h) {  // exact: bf16 is a truncated fp32
+  return __uint_as_float(static_cast<unsigned>(h) << 16);
+}
 __device__ __forceinline__ unsigned short einc_f2bf(float f) {  // round to nearest even (sm_80+)
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
@@ -100,7 +103,7 @@ template <class To, class From> __device__ __forceinline__ To cast(From x) {
 // Loading: storage -> natural value.
 template <class S> __device__ __forceinline__ S value_of(S x) { return x; }
 __device__ __forceinline__ float value_of(einc_half x) { return einc_h2f(x.bits); }
-__device__ __forceinline__ float value_of(einc_bf16 x) { return __uint_as_float(static_cast<unsigned>(x.bits) << 16); }
+__device__ __forceinline__ float value_of(einc_bf16 x) { return einc_bf2f(x.bits); }
 __device__ __forceinline__ bool value_of(einc_bool x) { return x.v != 0; }
 
 // One element of storage type S at p, converted to the compute type TC and then to the
