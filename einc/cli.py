@@ -72,7 +72,7 @@ def cmd_tune(args):
         raise EincError(f"--repeat {args.repeat}: give at least 1")
     from .tune import run_tune
     return run_tune(args.subscripts, parse_shapes(args.shapes), args.dtype, repeat=args.repeat,
-                    optimize=args.optimize)
+                    optimize=args.optimize, precision=args.precision)
 
 
 def cmd_bench(args):
@@ -122,6 +122,8 @@ def main(argv=None):
     q.add_argument("--dtype", default="float32")
     q.add_argument("--optimize", default="auto")
     q.add_argument("--repeat", type=int, default=10, help="timing samples per candidate (median)")
+    q.add_argument("--precision", default=None, choices=["highest", "tf32"],
+                   help="tf32: fp32 GEMMs may run on tensor cores (as einsum(..., precision='tf32'))")
     q.set_defaults(fn=cmd_tune)
     q = sub.add_parser("bench", help="benchmark einc against numpy and opt_einsum")
     q.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])

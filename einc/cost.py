@@ -1,12 +1,13 @@
 """A GPU cost model: how long each CUDA kernel family should take on one plan step.
 
     predicted = max(compute, memory) + launch
-    compute   = FLOPs / (peak[family] x tile efficiency x wave efficiency)       (gett, mma)
-              = max(FLOPs / peak[loop], waves x terms per lane x LOOP_TERM_S)    (reduce, generic)
+    compute   = FLOPs / (peak[family] x tile efficiency x wave efficiency x gather)   (gett, mma)
+              = max(FLOPs / peak[loop], waves x terms per lane x LOOP_TERM_S)        (reduce, generic)
     memory    = bytes / (bandwidth x access efficiency)
 
     tile efficiency = M N K / (M, N, K each rounded up to the tile)   (ragged tiles do padded work)
-    wave efficiency = tiles / (ceil(tiles / SMs) x SMs)                (the last wave runs part-empty)
+    wave efficiency = tiles / (ceil(tiles / slots) x slots)           (the last wave runs part-empty)
+    slots = SMs x tiles resident per SM; gather < 1 for mode groups read through offset tables
 
 It exists to rank a handful of candidates (gett or reduce, which tile, how many K slices),
 so it is deliberately coarse. Constants come from benchmarks/NOTES.md (one H200) where
@@ -23,6 +24,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from .dtypes import kind as dtype_kind
 
 SUMMED = ("k", "sum")
 
@@ -55,8 +58,10 @@ H200 = DeviceProfile(
         # reduce / generic kernels on a GEMM-shaped step: one serial multiply-add loop per lane,
         # operands from L1/L2; by compute itemsize (guess: never measured on a GEMM)
         ("loop/4", 2.0e12), ("loop/8", 1.0e12), ("loop/16", 0.5e12),
-        # tensor cores (kernel family `mma`): placeholders until benchmarks calibrate them
-        ("mma/f16", 400e12), ("mma/tf32", 200e12), ("mma/i8", 600e12),
+        # tensor cores (mma.sync / wgmma): scripts/mma_tiles.py on 8192^3 measured fp16 508, bf16 481,
+        # tf32 254 TFLOP/s and int8 948 TOP/s (H200, wgmma) at wave efficiency 0.97. Recalibrate
+        # from `einc tune` / benchmark results as the kernels change.
+        ("mma/f16", 524e12), ("mma/bf16", 496e12), ("mma/tf32", 262e12), ("mma/i8", 977e12),
     ))
 PROFILES = {"H200": H200}
 
@@ -67,10 +72,19 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6}
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
           "columns": 0.75,  # thread per output, coalesced scalar loads: 70-80% expected
           "strided": 0.35,  # the permutation kernel reads strided: ~1-2 TB/s measured
+          "transpose": 0.7,  # 32x32 shared-memory tiles, both sides coalesced: guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
           "gett": 1.0}
 LOOP_TERM_S = 30e-9  # one summed term per lane: L2 latency over 4 accumulators in flight (guess)
 TIE = 0.10  # predictions closer than this are within the model's error
+# gett or reduce: the loop kernels' rate on a GEMM is a guess, so the model overrides the
+# measured size rule (plan.CUDA_GETT_MIN_WORK) only when one side is predicted this much faster
+STRATEGY_MARGIN = 0.5
+# gett mode groups of several modes that don't merge are addressed through offset tables:
+# the step's rates by how many modes beyond one per group that takes (0, 1, 2, 3, 4+), fitted
+# on TCCG-24 fp32 (H200): measured / table-free prediction was 0.81-1.05 with one extra
+# mode, 0.62-0.73 with two, 0.18-0.39 with three (ccsd_t, 0.24-0.32, stays over-predicted)
+GATHER = (1.0, 0.93, 0.65, 0.35, 0.3)
 
 
 @dataclass(frozen=True)
@@ -156,15 +170,24 @@ def _tile_dims(tile: str, itemsize: int = 4) -> tuple:
         return 128, 128, 8
 
 
-def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4) -> Prediction:
-    """A tiled GEMM kernel (gett or mma) on a batch x M x N x K step moving ``nbytes``."""
+def resident_tiles(tile: str, family: str) -> int:
+    """Tiles one SM runs at once (emit.py's __launch_bounds__ minimum blocks per SM): the
+    wave unit is SMs x this, so 132 fp32 128x128 tiles fill only half the H200's slots."""
+    if tile == "64x64x8" or (tile == "128x128x8" and family in ("gett/float32", "gett/int32")):
+        return 2
+    return 1
+
+
+def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4, gather=1.0) -> Prediction:
+    """A tiled GEMM kernel (gett or mma) on a batch x M x N x K step moving ``nbytes``;
+    ``gather`` scales compute and memory rates for operands addressed through offset tables."""
     BM, BN, BK = _tile_dims(tile, itemsize)
     flops = 2 * M * N * K * batch
     te = tile_efficiency(M, N, K, BM, BN, BK)
-    we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms)
-    rate = profile.peak(family) * TILE_RATE.get(tile, 1.0) * te * we
+    we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms * resident_tiles(tile, family))
+    rate = profile.peak(family) * TILE_RATE.get(tile, 1.0) * te * we * gather
     compute = flops / rate if flops else 0.0
-    memory = nbytes / (profile.bandwidth * ACCESS["gett"])
+    memory = nbytes / (profile.bandwidth * ACCESS["gett"] * gather)
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch,
                       f"{family.split('/')[0]} {tile}", te, we)
 
@@ -196,7 +219,7 @@ def predict_loop(flops, nbytes, outputs, terms, access, itemsize, profile=H200) 
     peak = profile.peak(f"loop/{min(16, max(4, itemsize))}") * (0.5 if access == "generic" else 1.0)
     compute = max(flops / peak, _cdiv(lanes, slots) * _cdiv(terms, per) * LOOP_TERM_S) if flops else 0.0
     memory = nbytes / (profile.bandwidth * ACCESS[access])
-    family = "generic" if access == "generic" else f"reduce {access}"
+    family = access if access in ("generic", "transpose") else f"reduce {access}"
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch, family,
                       1.0, wave_efficiency(lanes, slots))
 
@@ -214,7 +237,7 @@ def tensor_core_family(in_dtypes, compute, precision: str = "highest", work: int
         return None
     name, compute = np.dtype(in_dtypes[0]).name, np.dtype(compute)
     if name in ("float16", "bfloat16") and compute == np.float32:
-        return "mma/f16"
+        return "mma/f16" if name == "float16" else "mma/bf16"
     if name == "float32" and precision == "tf32" and compute == np.float32:
         return "mma/tf32"
     if name in ("int8", "uint8") and compute.kind in "iu" and compute.itemsize <= 4:
@@ -279,8 +302,8 @@ def gemm_strategy(modes, in_dtypes, res_dtype, compute, splits, reduce_split, fa
 
     gett is predicted at its best tile and K split (``splits``: the candidates), reduce as
     a loop kernel, with the plan's split of a long reduction (``reduce_split`` slices) when
-    it has one. Predictions within TIE of each other are launch-dominated steps whose
-    order the model cannot tell: ``fallback`` (the measured size threshold) decides those.
+    it has one. Unless one is predicted STRATEGY_MARGIN faster, ``fallback`` (the measured
+    size rule) decides: launch-bound steps and mid-size GEMMs are within the model's error.
     """
     profile = profile or profile_for()
     M, N, K, batch = _groups(modes)
@@ -293,7 +316,7 @@ def gemm_strategy(modes, in_dtypes, res_dtype, compute, splits, reduce_split, fa
     if S > 1:  # the partial sums' own reduce step
         red += predict_loop(outputs * S, outputs * S * item_c + outputs * item_out, outputs, S, "columns",
                             item_c, profile).seconds
-    if max(gett, red) <= min(gett, red) * (1 + TIE):
+    if max(gett, red) <= min(gett, red) * (1 + STRATEGY_MARGIN):
         return fallback
     return "gett" if gett < red else "reduce"
 
@@ -332,6 +355,25 @@ def loop_access(step) -> str:
     return "strided"
 
 
+def _table_modes(step) -> int:
+    """Modes beyond one per gett group that the kernel reaches through offset tables."""
+    try:
+        from .codegen.cuda.emit import gett_layout
+        G = gett_layout(step, 128, 128).G
+    except (ImportError, AttributeError):
+        return 0
+    return sum(len(G[g]) - 1 for g in ("b", "m", "n", "k") if len(G[g]) > 1)
+
+
+def _transposes(step) -> bool:
+    """Whether emit.py runs this copy on its tiled transpose kernel."""
+    try:
+        from .codegen.cuda.emit import _transpose_axes
+    except ImportError:
+        return False
+    return step.strategy in ("gett", "reduce") and _transpose_axes(step) is not None
+
+
 def predict_step(plan, step, profile=None) -> Prediction:
     """A plan step's predicted time on the CUDA backend (its strategy's kernel family)."""
     profile = profile or profile_for()
@@ -340,7 +382,7 @@ def predict_step(plan, step, profile=None) -> Prediction:
     kinds = {m.kind for m in step.modes}
     M, N, K, batch = _groups(step.modes)
     gemm = (step.strategy == "gett" and len(step.operands) == 2 and {"m", "n", "k"} <= kinds
-            and "sum" not in kinds and compute.kind in "iuf" and all(d.kind in "iuf" for d in dtypes[1:]))
+            and "sum" not in kinds and compute.kind in "iuf" and all(dtype_kind(d) in "iuf" for d in dtypes[1:]))
     if gemm:
         family = gett_family(dtypes[1:], compute, getattr(plan, "precision", "highest"), M * N * K * batch)
         if family.startswith("mma"):
@@ -352,10 +394,11 @@ def predict_step(plan, step, profile=None) -> Prediction:
         else:
             tile = config_tile(step) or (
                 "128x128x8" if batch * _cdiv(M, 128) * _cdiv(N, 128) >= profile.sms else "64x64x8")
-        return predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, dtypes[1].itemsize)
+        return predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, dtypes[1].itemsize,
+                            GATHER[min(_table_modes(step), len(GATHER) - 1)])
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in SUMMED], dtype=np.int64))
     terms = int(np.prod([m.extent for m in step.modes if m.kind in SUMMED], dtype=np.int64))
-    access = "generic" if step.strategy == "generic" else loop_access(step)
+    access = "generic" if step.strategy == "generic" else "transpose" if _transposes(step) else loop_access(step)
     return predict_loop(step.flops if terms > 1 or len(step.operands) > 1 else 0, step.bytes, outputs,
                         terms, access, compute.itemsize, profile)
 

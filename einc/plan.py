@@ -328,7 +328,8 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     and most of the GPU idles; cutting one K mode into S slices makes S times more
     independent tiles (a batch mode), summed afterwards by a reduce step. S is the
     candidate with the lowest predicted time (cost.predict_split: gett at its best tile,
-    plus the reduce over the partial sums) when it beats no split by more than cost.TIE.
+    plus the reduce over the partial sums) when it beats no split by more than cost.TIE;
+    the smallest S within TIE of that best.
     """
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
     if step.strategy == "reduce":
@@ -347,9 +348,12 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     items = (np.dtype(in_dtypes[0]).itemsize, compute.itemsize, compute.itemsize)
     prof = profile_for()
     times = [(predict_split(M, N, k_total, batch, s, items, family, prof)[1], s) for s in cands]
-    best, s = min(times)
-    # a split must win by more than the model's error (TIE), not by a wave-quantisation sliver
-    return s if best < times[0][0] * (1 - TIE) else 1
+    best = min(times)[0]
+    # a split must win by more than the model's error (TIE), not by a wave-quantisation sliver,
+    # and among splits within TIE of the best the smallest moves the fewest partial sums
+    if best >= times[0][0] * (1 - TIE):
+        return 1
+    return min(s for t, s in times if t <= best * (1 + TIE))
 
 
 SPLIT_SUM_MIN = 1 << 16  # summed elements per output below which one team per output suffices

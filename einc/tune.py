@@ -2,9 +2,10 @@
 
 Every GEMM-shaped contraction of the path is a decision point; its candidates are
 `reduce`, and `gett` at each SIMT tile x each K split the plan allows (tensor-core steps:
-each split, the mma emitter picks its own tile). One point is tuned at a time while the
-others keep the model's choices: the points rarely interact, and the product of their
-candidates would be large. Each candidate is built by the ordinary machinery (plan_for
+each split, the mma emitter picks its own tile). Points are tuned one at a time, in path
+order: earlier points keep their winners, later ones the model's choices (the points
+rarely interact, and the product of their candidates would be large). Predicted and
+measured times are the whole plan's. Each candidate is built by the ordinary machinery (plan_for
 under `tuned.override`, CudaExecutable), checked once against numpy, and timed with CUDA
 events: the median of ``repeat`` samples after warm-up, each sample long enough (~0.2 ms)
 for the events' resolution. Inputs are not rotated past L2, so small cases run warm.
@@ -23,6 +24,7 @@ import numpy as np
 
 from . import tuned
 from .cost import device_name, predict_plan, profile_for, seconds_text, simt_tiles, tensor_core_family
+from .dtypes import kind as dtype_kind
 from .errors import EincError
 from .tuned import Choice, Tuned
 
@@ -30,7 +32,7 @@ MAX_CANDIDATES = 24  # per decision point, the best predicted (the model's own i
 SAMPLE_S = 2e-4  # each timing sample repeats the call until it lasts about this long
 
 
-def plan_with(subscripts, shapes, dtype, picks=None, optimize="auto"):
+def plan_with(subscripts, shapes, dtype, picks=None, optimize="auto", precision=None):
     """(CUDA plan, the Tuned it was built with) for C-contiguous operands, ``picks`` forced.
 
     >>> p, t = plan_with("ij,jk->ik", [(64, 8192), (8192, 64)], "float32", {0: Choice("gett", "128x128x8", 4)})
@@ -40,7 +42,7 @@ def plan_with(subscripts, shapes, dtype, picks=None, optimize="auto"):
     from .api import plan_for
     t = Tuned(picks, "override")
     with tuned.override(t):
-        p = plan_for(subscripts, shapes, dtype, optimize=optimize, backend="cuda")
+        p = plan_for(subscripts, shapes, dtype, optimize=optimize, backend="cuda", precision=precision)
     return p, t
 
 
@@ -51,12 +53,12 @@ def decision_points(t: Tuned) -> list:
         kinds = {m.kind for m in step.modes}
         if (len(step.operands) == 2 and {"m", "n", "k"} <= kinds and "sum" not in kinds
                 and np.dtype(step.compute).kind in "iuf" and in_dtypes[0] == in_dtypes[1]
-                and np.dtype(in_dtypes[0]).kind in "iuf"):
+                and dtype_kind(np.dtype(in_dtypes[0])) in "iuf"):
             out.append(k)
     return out
 
 
-def candidates(t: Tuned, k: int) -> list:
+def candidates(t: Tuned, k: int, precision=None) -> list:
     """Every choice for decision point k: reduce, then gett per tile and K split."""
     from .plan import _split_candidates
     step, in_dtypes = t.seen[k]
@@ -64,7 +66,8 @@ def candidates(t: Tuned, k: int) -> list:
     k_big = max(m.extent for m in step.modes if m.kind == "k")
     splits = _split_candidates(size("k"), k_big)
     work = size("m") * size("n") * size("k") * size("batch")
-    tiles = [None] if tensor_core_family(in_dtypes, step.compute, work=work) else list(simt_tiles())
+    tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
+    tiles = [None] if tc else list(simt_tiles())
     return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits]
 
 
@@ -79,9 +82,10 @@ def same(a: Choice, b: Choice) -> bool:
 class Row:
     choice: Choice
     predicted: float
-    measured: float | None = None
+    measured: float = math.inf
     ok: bool = True
     model: bool = False
+    error: str = ""
 
 
 def _random(rng, shape, dtype):
@@ -98,16 +102,16 @@ def _random(rng, shape, dtype):
 
 
 def _reference(subscripts, host):
-    wide = [a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if a.dtype.kind in "fc" else a
+    wide = [a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if dtype_kind(a.dtype) in "fc" else a
             for a in host]
     return np.asarray(np.einsum(subscripts, *wide, optimize=True))
 
 
-def _close(got, ref) -> bool:
+def _close(got, ref, precision=None) -> bool:
     if got.dtype.kind in "biu":
         return bool(np.array_equal(got, ref.astype(got.dtype)))
-    tol = {2: 2e-2, 4: 1e-3}.get(np.dtype(got.dtype.char.lower()).itemsize if got.dtype.kind == "c"
-                                 else got.dtype.itemsize, 1e-9)
+    tol = {2: 2e-2, 4: 1e-2 if precision == "tf32" else 1e-3}.get(
+        np.dtype(got.dtype.char.lower()).itemsize if got.dtype.kind == "c" else got.dtype.itemsize, 1e-9)
     g, r = got.astype(ref.dtype), ref
     scale = max(1.0, float(np.abs(r).max())) if r.size else 1.0
     return bool(np.all(np.abs(g - r) <= tol * scale))
@@ -180,14 +184,14 @@ def _forget_cached_plans():
     api._FAST.clear()
 
 
-def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", out=print) -> int:
+def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", precision=None, out=print) -> int:
     """Tune ``subscripts`` for C-contiguous operands of ``shapes``; 0 when every candidate
     that ran matched numpy (1 otherwise). Raises EincError without a usable GPU."""
     from .runtime.cuda import available
     if not available():
         raise EincError("einc tune times kernels on an NVIDIA GPU and none is usable here "
                         "(it needs a CUDA driver, a device and cuda-python: pip install -e '.[cuda]')")
-    base_plan, base = plan_with(subscripts, shapes, dtype, optimize=optimize)
+    base_plan, base = plan_with(subscripts, shapes, dtype, optimize=optimize, precision=precision)
     dev, prof = device_name(), profile_for()
     out(f"einc tune {subscripts}  shapes {','.join('x'.join(map(str, s)) for s in shapes)}  {dtype}  "
         f"on {dev or 'an unnamed GPU'} (cost model: {prof.name} profile)")
@@ -209,25 +213,30 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", ou
                       for g in ("m", "n", "k", "batch")}
             model = base.used.get(k, Choice(step.strategy))
             rows = []
-            for c in candidates(base, k):
-                p, _ = plan_with(subscripts, shapes, dtype, {**picks, k: c}, optimize)
+            for c in candidates(base, k, precision):
+                p, _ = plan_with(subscripts, shapes, dtype, {**picks, k: c}, optimize, precision)
                 rows.append((Row(c, predict_plan(p, prof)[0], model=same(c, model)), p))
             rows.sort(key=lambda r: r[0].predicted)
             rows = [r for i, r in enumerate(rows) if i < MAX_CANDIDATES or r[0].model]
             out(f"contraction {k}: {step.text}  M={groups['m']} N={groups['n']} K={groups['k']} "
                 f"batch={groups['batch']}; {len(rows)} candidates")
             for row, p in rows:
-                ex, got = device.run(p)
-                row.ok = _close(got, ref)
-                all_ok &= row.ok
-                row.measured = device.time(ex, repeat)
-                del ex
+                try:
+                    ex, got = device.run(p)
+                    row.ok = _close(got, ref, precision)
+                    all_ok &= row.ok
+                    row.measured = device.time(ex, repeat)
+                    del ex
+                except EincError as e:  # one candidate that fails to build or run is skipped
+                    row.ok, row.error, all_ok = False, str(e).splitlines()[0][:100], False
             done = [r for r, _ in rows]
             done.sort(key=lambda r: (not r.ok, r.measured))
-            out(f"  {'candidate':<30}{'predicted':>12}{'measured':>12}")
+            out(f"  {'candidate':<30}{'predicted':>12}{'measured':>12}   (whole plan)")
             for r in done:
-                flag = ("  model" if r.model else "") + ("" if r.ok else "  MISMATCH (never chosen)")
-                out(f"  {r.choice.text():<30}{seconds_text(r.predicted):>12}{seconds_text(r.measured):>12}{flag}")
+                bad = f"  FAILED: {r.error}" if r.error else "  MISMATCH (never chosen)"
+                flag = ("  model" if r.model else "") + ("" if r.ok else bad)
+                took = "-" if r.measured == math.inf else seconds_text(r.measured)
+                out(f"  {r.choice.text():<30}{seconds_text(r.predicted):>12}{took:>12}{flag}")
             best = next((r for r in done if r.ok), None)
             mine = next((r for r in done if r.model), None)
             if best is None:
@@ -240,9 +249,9 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", ou
                 out(f"  winner: {best.choice.text()}")
         if not picks:
             return 1
-        final, t = plan_with(subscripts, shapes, dtype, picks, optimize)
+        final, _ = plan_with(subscripts, shapes, dtype, picks, optimize, precision)
         ex, got = device.run(final)
-        all_ok &= _close(got, ref)
+        all_ok &= _close(got, ref, precision)
         seconds = device.time(ex, repeat)
         del ex
     finally:

@@ -12,6 +12,28 @@ CASES = [("ij,jk->ik", [(31, 17), (17, 33)], "gett"), ("bij,bjk->bik", [(2, 63, 
          ("ij->j", [(129, 37)], "reduce"), ("ii->", [(33, 33)], "reduce"), ("ij->ji", [(31, 65)], "reduce"),
          ("ij,jk,kl->il", [(7, 9), (9, 11), (11, 5)], "generic"), ("ij,jk->ik", [(31, 0), (0, 33)], "gett")]
 DTYPES = ["float32", "float64", "float16", "int8", "int32", "int64", "complex64", "complex128", "bool"]
+# tensor-core kernels (wgmma on sm_90, mma.sync and the element-path twins) need >= 2^21
+# multiply-adds: ragged, both B layouts, a K-major copy, a misaligned operand (the twin)
+TC_CASES = [("ij,jk->ik", [(257, 136), (136, 72)]), ("ik,jk->ij", [(260, 96), (100, 96)]),
+            ("ki,kj->ij", [(96, 250), (96, 120)]), ("abk,kcd->abcd", [(16, 17, 128), (128, 8, 9)])]
+TC_DTYPES = ["float16", "bfloat16", "int8", "tf32"]
+
+
+def tensor_core_case(rng, subs, shapes, dt, misaligned) -> bool:
+    import torch
+    tdt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "int8": torch.int8, "tf32": torch.float32}[dt]
+    ops = []
+    for s in shapes:
+        n = int(np.prod(s))
+        flat = torch.randint(-4, 4, (n + 1,), device="cuda").to(tdt)
+        ops.append((flat[1:] if misaligned else flat[:n]).view(*s))
+    kw = {"precision": "tf32"} if dt == "tf32" else {"dtype": "int32"} if dt == "int8" else {}
+    got = einc.einsum(subs, *ops, **kw).double().cpu().numpy()
+    ref = np.einsum(subs, *[o.double().cpu().numpy() for o in ops])
+    good = np.allclose(got, ref, rtol=1e-2, atol=1e-2)  # small integers: exact but for bf16 rounding
+    if not good:
+        print("MISMATCH", subs, dt, "misaligned" if misaligned else "")
+    return good
 
 
 def main():
@@ -30,7 +52,13 @@ def main():
             bad += not good
             if not good:
                 print("MISMATCH", subs, dt, strategy)
-    print(f"{len(CASES) * len(DTYPES)} launches, {bad} mismatches")
+    runs = len(CASES) * len(DTYPES)
+    for subs, shapes in TC_CASES:
+        for dt in TC_DTYPES:
+            for misaligned in (False, True):
+                bad += not tensor_core_case(rng, subs, shapes, dt, misaligned)
+                runs += 1
+    print(f"{runs} einsums, {bad} mismatches")
     raise SystemExit(1 if bad else 0)
 
 

@@ -7,6 +7,7 @@ and, where their arithmetic matters, run on the CPU executor (which takes any pl
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -255,3 +256,84 @@ def test_tune_on_the_gpu_stores_a_winner_that_einsum_uses(store_dir, capsys):
     used = [ex.plan for ex in api._EXECUTABLES.data.values()
             if getattr(ex, "plan", None) is not None and ex.plan.bound.spec.text == subs]
     assert used and all(any(n.startswith("tuned:") for n in p.notes) for p in used)
+
+
+class _FakeDevice:
+    """Just enough of CudaRuntime for `einc tune` on the CPU: memory is a dict of numpy
+    arrays, events read the host clock, and executables run on the CPU executor."""
+
+    def __init__(self):
+        from cuda.bindings import driver
+        ok = driver.CUresult.CUDA_SUCCESS
+        self.mem, self.next = {}, 256
+        clock = {}
+
+        class Cu:
+            CUdeviceptr = int
+            cuEventCreate = staticmethod(lambda flags: (ok, object()))
+            cuEventRecord = staticmethod(lambda ev, stream: (clock.__setitem__(id(ev), time.perf_counter()), (ok,))[1])
+            cuEventSynchronize = staticmethod(lambda ev: (ok,))
+            cuEventElapsedTime = staticmethod(lambda a, b: (ok, (clock[id(b)] - clock[id(a)]) * 1e3))
+            cuEventDestroy = staticmethod(lambda ev: (ok,))
+            cuMemFree = staticmethod(lambda p: (ok,))
+        self.cu = Cu
+
+    def make_current(self):
+        pass
+
+    def stream(self, handle):
+        return handle
+
+    def synchronize(self, stream, what=""):
+        pass
+
+    def alloc_persistent(self, nbytes):
+        self.next += 256 * (1 + nbytes // 256)
+        self.mem[self.next] = np.zeros(nbytes, dtype=np.uint8)
+        return self.next
+
+    def upload(self, ptr, host, stream):
+        self.mem[ptr] = np.array(host, copy=True)
+
+    def download(self, host, ptr, stream):
+        host[...] = self.mem[ptr].reshape(host.shape)
+
+
+def _fake_executable(plan, rt):
+    cpu = Executable(plan)
+
+    def run(input_ptrs, out_ptr, stream):
+        out = np.empty(plan.out_shape, dtype=plan.out_dtype)
+        cpu([rt.mem[p] for p in input_ptrs], out)
+        rt.mem[out_ptr] = out
+    return run
+
+
+def test_tune_runs_end_to_end_on_a_fake_device(store_dir, monkeypatch, capsys):
+    import einc.execute_cuda
+    import einc.runtime.cuda
+    fake = _FakeDevice()
+    monkeypatch.setattr(einc.runtime.cuda, "available", lambda: True)
+    monkeypatch.setattr(einc.runtime.cuda, "runtime", lambda ordinal=0: fake)
+    monkeypatch.setattr(einc.execute_cuda, "CudaExecutable", _fake_executable)
+    subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
+    assert main(["tune", subs, "--shapes", "64x8192,8192x64", "--dtype", "float32", "--repeat", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "contraction 0:" in text and "predicted" in text and "measured" in text and "model" in text
+    assert "winner:" in text and "MISMATCH" not in text and str(store_dir / "tuned.json") in text
+    # every candidate was listed: reduce, and both tiles x (no split + 5 splits)
+    assert text.count("gett 128x128x8") >= 6 and text.count("gett 64x64x8") >= 6 and "reduce" in text
+    tuned.reset()
+    (entry,) = tuned.store().entries.values()
+    choice = Choice(**entry["choices"]["0"])
+    plan = cuda_plan(subs, shapes)
+    assert any(n.startswith("tuned:") and choice.text() in n for n in plan.notes)
+    assert entry["seconds"] > 0 and entry["expr"] == "0 1,1 2->0 2"
+
+
+def test_tune_says_when_there_is_nothing_to_tune(store_dir, monkeypatch, capsys):
+    import einc.runtime.cuda
+    monkeypatch.setattr(einc.runtime.cuda, "available", lambda: True)
+    assert main(["tune", "ij,ij->i", "--shapes", "64x32,64x32"]) == 0
+    assert "nothing to tune" in capsys.readouterr().out
+    assert not (store_dir / "tuned.json").exists()

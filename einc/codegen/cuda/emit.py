@@ -381,9 +381,6 @@ def _emit_reduce(step: Step, dtypes, compute) -> CudaStepKernel:
 # --------------------------------------------------------------------------------------
 # transpose: a copy whose input and output have different unit-stride modes
 
-TRANSPOSE_MIN = 16  # both unit-stride extents at least this, or reduce_cols is as good
-
-
 def _transpose_axes(step: Step):
     """(j_in, j_out): the modes that are unit-stride in the input and in the output, when
     the step is a pure copy that transposes them; else None."""
@@ -392,8 +389,6 @@ def _transpose_axes(step: Step):
     unit = lambda t: [j for j, m in enumerate(step.modes) if step.strides[t][j] == 1 and m.extent > 1]
     ji, jo = unit(1), unit(0)
     if len(ji) != 1 or len(jo) != 1 or ji[0] == jo[0]:
-        return None
-    if min(step.modes[ji[0]].extent, step.modes[jo[0]].extent) < TRANSPOSE_MIN:
         return None
     if any(s < 0 for row in step.strides for s in row):
         return None

@@ -109,8 +109,12 @@ def emit_mma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | None 
     nthreads = WM * WN * 32
     lay = gett_layout(step, BM, BN)
     G, ta, tb = lay.G, lay.ta, lay.tb
-    # shared-memory layout per operand: MN-major when its unit-stride mode is in M (N)
-    a_kmaj, b_kmaj = not _has_unit(G["m"], ta), not _has_unit(G["n"], tb)
+    # shared-memory layout per operand: MN-major when its unit-stride mode is in M (N);
+    # int8 fragments from an MN-major tile would be byte gathers (the register budget
+    # goes to addresses), so int8 stays K-major and such an operand loads element-wise
+    # (the plan copies it K-major first whenever the GEMM is worth it)
+    a_kmaj = E == 1 or not _has_unit(G["m"], ta)
+    b_kmaj = E == 1 or not _has_unit(G["n"], tb)
     ve = 16 // E
     vec_a = vec and _vec_ok(G, "k" if a_kmaj else "m", ta, ve)
     vec_b = vec and _vec_ok(G, "k" if b_kmaj else "n", tb, ve)
@@ -126,7 +130,10 @@ def emit_mma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | None 
     name = _name("mma", key, dtypes)
     targs = ", ".join([f"EincMmaTile<{BM}, {BN}, {WM}, {WN}, {S}, {KB}>", struct, *map(b, flags), tout, tcn, tan])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
-    minb = 2 if nthreads <= 256 else 1  # 64 accumulators a thread (32 on 64x64 tiles) + fragments
+    # 64 accumulators a thread (32 on 64x64 tiles) + fragments fit 128 registers (2 blocks
+    # an SM) for 16-bit types; int8 and tf32 (their extra address and fragment work) and
+    # the swapped epilogue spill a few bytes at 128 (ptxas -v), so they get 1 block
+    minb = 2 if nthreads <= 256 and E == 2 and not lay.swapped else 1
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_mma_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")

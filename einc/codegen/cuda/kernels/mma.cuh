@@ -20,7 +20,7 @@
 //   K-major  [rows][KB + 16 B pad]        fragments by ldmatrix (any dtype: an 8x8 b16
 //                                          matrix is 8 rows x 16 bytes of k)
 //   MN-major [KB/E k-rows][rows*E + pad]   fp16/bf16 by ldmatrix.trans; tf32 by 32-bit
-//                                          loads; int8 by byte gathers (4 per register)
+//                                          loads (int8 tiles are always K-major)
 // The pads make the eight 16-byte row pieces one ldmatrix phase reads fall in distinct
 // bank groups (row pitch = 16 mod 128 bytes) and the 32-bit tf32 loads conflict-free
 // (pitch = 32 mod 128 bytes).
@@ -115,11 +115,6 @@ __device__ __forceinline__ unsigned einc_lds32(unsigned addr) {
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
   return v;
 }
-__device__ __forceinline__ unsigned einc_lds8(unsigned addr) {
-  unsigned short v;
-  asm volatile("ld.shared.u8 %0, [%1];\n" : "=h"(v) : "r"(addr));
-  return v;
-}
 // 16-byte asynchronous copy, zero-filled (source not read) when !ok.
 __device__ __forceinline__ void einc_cp16(unsigned dst, const void* src, bool ok) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -174,7 +169,10 @@ template <int R, int E, int NT, bool KMAJ, bool VEC, bool TAB_R, bool TAB_K, int
   static constexpr int N = VEC ? NV : NS;
 
   const EincMmaSrc<TAB_R, TAB_K>& s;
-  const unsigned char* row[N];  // this thread's row (R index) origins; null when out of range
+  const long long r0;
+  // VEC: this thread's row (R index) origins, null when out of range; the element path
+  // finds them per element instead (16+ of them would not fit in registers)
+  const unsigned char* row[VEC ? N : 1];
 
   // piece or element i of this thread: (row in tile, k in slice)
   static __device__ __forceinline__ void where(int i, int& r, int& k) {
@@ -197,12 +195,14 @@ template <int R, int E, int NT, bool KMAJ, bool VEC, bool TAB_R, bool TAB_K, int
     }
   }
 
-  __device__ __forceinline__ EincMmaLoader(const EincMmaSrc<TAB_R, TAB_K>& src, long long r0) : s(src) {
+  __device__ __forceinline__ EincMmaLoader(const EincMmaSrc<TAB_R, TAB_K>& src, long long r0_) : s(src), r0(r0_) {
+    if constexpr (VEC) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      int r, k;
-      where(i, r, k);
-      row[i] = r0 + r < s.R ? s.base + einc_goff<TAB_R>(r0 + r, s.s_r, s.t_r) * E : nullptr;
+      for (int i = 0; i < N; ++i) {
+        int r, k;
+        where(i, r, k);
+        row[i] = r0 + r < s.R ? s.base + einc_goff<TAB_R>(r0 + r, s.s_r, s.t_r) * E : nullptr;
+      }
     }
   }
 
@@ -218,16 +218,17 @@ template <int R, int E, int NT, bool KMAJ, bool VEC, bool TAB_R, bool TAB_K, int
         einc_cp16(smem + L::at(r, k), src, ok);
       }
     } else {
-      constexpr int U = NS < 8 ? NS : 8;  // loads in flight before their stores
-#pragma unroll
-      for (int i0 = 0; i0 < NS; i0 += U) {
+      constexpr int U = NS < 4 ? NS : 4;  // loads in flight before their stores
+#pragma unroll 1
+      for (int i0 = 0; i0 < NS; i0 += U) {  // rolled: unrolled, the addresses spill
         Raw v[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           int r, k;
           where(i0 + u, r, k);
-          const bool ok = row[i0 + u] != nullptr && k0 + k < s.K;
-          v[u] = ok ? __ldg(reinterpret_cast<const Raw*>(row[i0 + u] + einc_goff<TAB_K>(k0 + k, s.s_k, s.t_k) * E))
+          const bool ok = r0 + r < s.R && k0 + k < s.K;
+          v[u] = ok ? __ldg(reinterpret_cast<const Raw*>(
+                          s.base + (einc_goff<TAB_R>(r0 + r, s.s_r, s.t_r) + einc_goff<TAB_K>(k0 + k, s.s_k, s.t_k)) * E))
                     : Raw(0);
         }
 #pragma unroll
@@ -260,14 +261,7 @@ template <class Op, int R, bool KMAJ, int KB> struct EincMmaFrag {
       f[2] = einc_lds32(smem + L::at(r0 + g, k + 4));
       f[3] = einc_lds32(smem + L::at(r0 + g + 8, k + 4));
     } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int r = r0 + g + (q & 1) * 8, k = kb + (q >> 1) * 16 + 4 * t;
-        unsigned v = 0;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) v |= einc_lds8(smem + L::at(r, k + j)) << (8 * j);
-        f[q] = v;
-      }
+      static_assert(E != 1, "int8 tiles are K-major");
     }
   }
   // B: two 8-row tiles n0..n0+7 (f[0], f[1]) and n0+8..n0+15 (f[2], f[3])
@@ -285,14 +279,7 @@ template <class Op, int R, bool KMAJ, int KB> struct EincMmaFrag {
         f[2 * h + 1] = einc_lds32(smem + L::at(n0 + 8 * h + g, k + 4));
       }
     } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int n = n0 + (q >> 1) * 8 + g, k = kb + (q & 1) * 16 + 4 * t;
-        unsigned v = 0;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) v |= einc_lds8(smem + L::at(n, k + j)) << (8 * j);
-        f[q] = v;
-      }
+      static_assert(E != 1, "int8 tiles are K-major");
     }
   }
 };

@@ -174,24 +174,43 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
     }
     einc_wgmma_wait<0>();
     einc_cp_wait<0>();
-    __syncthreads();  // WAR: the next tile's prologue refills the stages
+    __syncthreads();  // WAR: every warpgroup is done with the stages before they hold C
 
-    // accumulator 4j+q: row 16*warp + g + 8*(q/2) of the warpgroup's 64, column 8j + 2t + q%2
-    const int w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
-    const long long c_base = einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
+    // Epilogue through shared memory (the stages are free now): the accumulators go in as
+    // fp32/int32 pairs (row pitch BN + 8 words: the 8-byte stores of a half-warp hit 32
+    // distinct banks), then each thread owns one column -- its C offset looked up once --
+    // and walks rows, so a warp's stores are 32 consecutive columns of one row.
+    // Accumulator 4j+q sits at row 16*warp + g + 8*(q/2) of the warpgroup's 64, column
+    // 8j + 2t + q%2.
+    constexpr int PITCH = BN + 8;
+    static_assert(BM * PITCH * 4 <= S * Cfg::STAGE, "the staging tile fits in the stages");
+    Acc* stile = reinterpret_cast<Acc*>(einc_wgmma_smem_raw + (smem0 - raw0));
+    {
+      const int w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long m = m0 + wg * 64 + w * 16 + g + 8 * h;
-      if (m >= p.M) continue;
-      TOut* __restrict__ c_row = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m);
+      for (int h = 0; h < 2; ++h) {
+        Acc* row = stile + (wg * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const long long n = n0 + j * 8 + 2 * t + e;
-          if (n < p.N) store_as<TC>(c_row + einc_goff<TAB_N>(n, p.c_n, p.tc_n), static_cast<TA>(d[4 * j + 2 * h + e]));
+        for (int j = 0; j < BN / 8; ++j) {
+          EincVec<Acc, 2> v;
+          v.v[0] = d[4 * j + 2 * h];
+          v.v[1] = d[4 * j + 2 * h + 1];
+          *reinterpret_cast<EincVec<Acc, 2>*>(row + 8 * j) = v;
         }
       }
     }
+    __syncthreads();  // RAW: the whole tile is staged
+    constexpr int RSTEP = NT / BN;  // rows written per pass
+    const int col = tid % BN;
+    const long long n = n0 + col;
+    if (n < p.N) {
+      const long long c_col = einc_goff<TAB_B>(bi, p.c_b, p.tc_b) + einc_goff<TAB_N>(n, p.c_n, p.tc_n);
+#pragma unroll 4
+      for (int r = tid / BN; r < BM; r += RSTEP) {
+        const long long m = m0 + r;
+        if (m < p.M) store_as<TC>(C + c_col + einc_goff<TAB_M>(m, p.c_m, p.tc_m), static_cast<TA>(stile[r * PITCH + col]));
+      }
+    }
+    __syncthreads();  // WAR: the next tile's prologue refills the stages
   }
 }
