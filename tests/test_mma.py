@@ -151,7 +151,8 @@ GPU_CASES = [
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("tile", ["mma64x64", "mma128x128k128", "mma128x256", "wgmma128x128", "wgmma128x256"])
+@pytest.mark.parametrize("tile", ["mma64x64", "mma128x128k128", "mma128x256", "wgmma128x128", "wgmma128x256",
+                                  "wgmma256x128"])
 @pytest.mark.parametrize("expr,shapes,dtype,precision", GPU_CASES)
 def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     """Every tile of both tensor-core kernels (wgmma cases whose layout it can't take run

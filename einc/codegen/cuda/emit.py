@@ -558,7 +558,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     b_nfast = _has_unit(G["n"], tb_idx)
 
     M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
-    big = cfg == "128x128x8"
+    big = BM == 128
     nthreads = (BM // RM) * (BN // RN)
     tc, ta = _COMPUTE[compute.name]
     acc_size = _ACC_SIZE[ta]

@@ -33,6 +33,7 @@ _PTX = {
 WGMMA_TILES = {
     "wgmma128x128": (128, 128, 5),
     "wgmma128x256": (128, 256, 4),
+    "wgmma256x128": (256, 128, 4),  # four warpgroups of 64x128
 }
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
@@ -44,8 +45,12 @@ def choose_tile(step: Step) -> str:
     import numpy as np
     ext = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
            for g in ("batch", "m", "n")}
-    tiles256 = ext["batch"] * _cdiv(ext["m"], 128) * _cdiv(ext["n"], 256)
-    return "wgmma128x256" if tiles256 >= SM_COUNT else "wgmma128x128"
+    tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
+    # 8192^3 fp16/bf16 NN (scripts/mma_tiles.py): 256x128 0.72/0.74x cuBLAS, 128x256
+    # 0.68/0.65x, 128x128 0.61/0.62x -- four warpgroups hide more latency than two
+    if tiles(256, 128) >= SM_COUNT:
+        return "wgmma256x128"
+    return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
 
 
 def smem_bytes(tile: str) -> int:
