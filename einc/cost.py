@@ -40,6 +40,7 @@ class DeviceProfile:
     peaks: tuple  # (family, FLOP/s): the best rate each kernel family reaches at full occupancy
     launch: float  # seconds one kernel launch adds (host call + gap between kernels)
     threads_per_sm: int = 2048
+    arch: str = "sm_90"  # which tensor-core kernel the emitter picks (wgmma on sm_90)
 
     def peak(self, family: str) -> float:
         return dict(self.peaks)[family]
@@ -67,7 +68,12 @@ PROFILES = {"H200": H200}
 
 # SIMT gett tiles relative to the 128x128x8 peak: 4x4 outputs per thread load twice the
 # shared-memory data per FMA of 8x8 (guess until `einc tune` results calibrate it)
-TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6}
+TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
+             # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
+             # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
+             # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
+             "wgmma256x128": 1.0, "wgmma128x256": 0.97, "wgmma128x128": 0.92,
+             "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
           "columns": 0.75,  # thread per output, coalesced scalar loads: 70-80% expected
@@ -162,8 +168,12 @@ def _tile_dims(tile: str, itemsize: int = 4) -> tuple:
     from .codegen.cuda.emit import GETT_TILES
     if tile in GETT_TILES:
         return GETT_TILES[tile][:3]
-    try:  # a tensor-core tile: a K slice is 64 bytes whatever the dtype
+    try:  # a tensor-core tile: a K slice is 64 bytes (mma) or 128 (wgmma) whatever the dtype
         from .codegen.cuda.emit_mma import MMA_TILES
+        from .codegen.cuda.emit_wgmma import WGMMA_TILES
+        if tile in WGMMA_TILES:
+            bm, bn = WGMMA_TILES[tile][:2]
+            return bm, bn, max(1, 128 // itemsize)
         bm, bn = MMA_TILES[tile][:2]
         return bm, bn, max(1, 64 // itemsize)
     except (ImportError, KeyError):
@@ -189,7 +199,7 @@ def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4,
     compute = flops / rate if flops else 0.0
     memory = nbytes / (profile.bandwidth * ACCESS["gett"] * gather)
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch,
-                      f"{family.split('/')[0]} {tile}", te, we)
+                      tile if tile.startswith(("mma", "wgmma")) else f"{family.split('/')[0]} {tile}", te, we)
 
 
 def _lanes_per_output(outputs: int, terms: int, access: str, slots: int) -> int:
@@ -374,6 +384,16 @@ def _transposes(step) -> bool:
     return step.strategy in ("gett", "reduce") and _transpose_axes(step) is not None
 
 
+def _tensor_core_tile(step, dtypes, compute, precision, profile) -> str:
+    """The tile the emitter will use: wgmma's on an sm_90 profile when the operands fit it,
+    else mma.sync's (the calibrated peaks are wgmma's; mma.sync reached ~half of them)."""
+    from .codegen.cuda import emit_mma, emit_wgmma
+    op = emit_mma.mma_op(step, dtypes, compute, precision)
+    if profile.arch == "sm_90" and op is not None and emit_wgmma.ENABLED and emit_wgmma.layout_ok(step, op):
+        return emit_wgmma.choose_tile(step)
+    return emit_mma.choose_tile(step)
+
+
 def predict_step(plan, step, profile=None) -> Prediction:
     """A plan step's predicted time on the CUDA backend (its strategy's kernel family)."""
     profile = profile or profile_for()
@@ -386,11 +406,7 @@ def predict_step(plan, step, profile=None) -> Prediction:
     if gemm:
         family = gett_family(dtypes[1:], compute, getattr(plan, "precision", "highest"), M * N * K * batch)
         if family.startswith("mma"):
-            try:
-                from .codegen.cuda.emit_mma import choose_tile
-                tile = choose_tile(step)
-            except ImportError:
-                tile = "mma128x128"
+            tile = _tensor_core_tile(step, dtypes, compute, getattr(plan, "precision", "highest"), profile)
         else:
             tile = config_tile(step) or (
                 "128x128x8" if batch * _cdiv(M, 128) * _cdiv(N, 128) >= profile.sms else "64x64x8")
