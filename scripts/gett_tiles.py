@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import statistics
 import sys
 
 import torch
@@ -13,15 +12,8 @@ import einc
 import einc.api
 from einc.codegen.cuda import emit
 
-
-def median_ms(fn, repeat=15):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn(); fn(); torch.cuda.synchronize()
-    out = []
-    for _ in range(repeat):
-        s.record(); fn(); e.record(); e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
+sys.path.insert(0, __file__.rsplit('/', 1)[0])
+from mma_tiles import median_ms  # noqa: E402  (same timing as the tensor-core sweep)
 
 
 def main():

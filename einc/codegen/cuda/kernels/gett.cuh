@@ -74,6 +74,24 @@ template <int BM_, int BN_, int BK_, int RM_, int RN_, int S_> struct EincGettTi
   static constexpr int GROUP_M = 8;
 };
 
+// Tile `tile` of the grid-stride walk -> (batch, first row m0, first column n0): tile
+// rows grouped GROUP_M at a time and walked column by column, so consecutive blocks
+// share A and B panels in L2. Shared by the gett, mma and wgmma kernels.
+template <int GROUP_M> __device__ __forceinline__ void einc_tile_origin(long long tile, const EincGettMeta& p,
+                                                                       int bm, int bn, long long& bi,
+                                                                       long long& m0, long long& n0) {
+  const long long per_batch = p.tiles_m * p.tiles_n;
+  bi = tile / per_batch;
+  const long long r = tile - bi * per_batch;
+  const long long span = static_cast<long long>(GROUP_M) * p.tiles_n;
+  const long long group = r / span;
+  const long long first_m = group * GROUP_M;
+  const long long rows = p.tiles_m - first_m < GROUP_M ? p.tiles_m - first_m : GROUP_M;
+  const long long in_group = r - group * span;
+  m0 = (first_m + in_group % rows) * bm;
+  n0 = (in_group / rows) * bn;
+}
+
 // Offset of index i of a group: through its table, or i * stride.
 template <bool TAB> __device__ __forceinline__ long long einc_goff(long long i, long long stride,
                                                                   const long long* tab) {
@@ -160,16 +178,8 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   const int nk = static_cast<int>((p.K + BK - 1) / BK);  // the emitter keeps K < 2^34
 
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    // (batch, tile row, tile column), tile rows grouped by GROUP_M for L2 reuse.
-    const long long bi = tile / per_batch;
-    const long long r = tile - bi * per_batch;
-    const long long span = static_cast<long long>(Cfg::GROUP_M) * p.tiles_n;
-    const long long group = r / span;
-    const long long first_m = group * Cfg::GROUP_M;
-    const long long rows = p.tiles_m - first_m < Cfg::GROUP_M ? p.tiles_m - first_m : Cfg::GROUP_M;
-    const long long in_group = r - group * span;
-    const long long m0 = (first_m + in_group % rows) * BM;
-    const long long n0 = (in_group / rows) * BN;
+    long long bi, m0, n0;
+    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
 
     // The one row of A and column of B this thread loads from (fixed for the tile);
     // out-of-range ones are flagged and load zeros. Strided K groups then walk a pointer

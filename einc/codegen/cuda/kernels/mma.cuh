@@ -44,61 +44,23 @@
 // ---------------------------------------------------------------------------------------
 // The instructions. A: four 32-bit registers (16 x 32 bytes), B: two (32 bytes x 8),
 // D: four accumulators (16 x 8).
-struct EincMmaF16 {
-  static constexpr int E = 2;
-  using Acc = float;
-  static __device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned* b) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
-struct EincMmaBF16 {
-  static constexpr int E = 2;
-  using Acc = float;
-  static __device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned* b) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
-struct EincMmaTF32 {
-  static constexpr int E = 4;
-  using Acc = float;
-  static __device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned* b) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
-struct EincMmaS8 {
-  static constexpr int E = 1;
-  using Acc = int;
-  static __device__ __forceinline__ void mma(int* d, const unsigned* a, const unsigned* b) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
-struct EincMmaU8 {
-  static constexpr int E = 1;
-  using Acc = int;
-  static __device__ __forceinline__ void mma(int* d, const unsigned* a, const unsigned* b) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
+// One struct per instruction: E (element bytes), Acc, and mma(d, a, b) accumulating in d.
+#define EINC_MMA_OP(NAME, ELEM, ACC, CONS, INSTR)                                                   \
+  struct NAME {                                                                                     \
+    static constexpr int E = ELEM;                                                                  \
+    using Acc = ACC;                                                                                \
+    static __device__ __forceinline__ void mma(ACC* d, const unsigned* a, const unsigned* b) {      \
+      asm volatile(INSTR " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                \
+                   : CONS(d[0]), CONS(d[1]), CONS(d[2]), CONS(d[3])                                  \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));             \
+    }                                                                                               \
+  };
+EINC_MMA_OP(EincMmaF16, 2, float, "+f", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+EINC_MMA_OP(EincMmaBF16, 2, float, "+f", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
+EINC_MMA_OP(EincMmaTF32, 4, float, "+f", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
+EINC_MMA_OP(EincMmaS8, 1, int, "+r", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32")
+EINC_MMA_OP(EincMmaU8, 1, int, "+r", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32")
+#undef EINC_MMA_OP
 
 __device__ __forceinline__ void einc_ldsm4(unsigned* r, unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -314,15 +276,8 @@ __device__ __forceinline__ void einc_mma_gett(void* __restrict__ out, const void
   const int nk = static_cast<int>((p.K + LA::KE - 1) / LA::KE);
 
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const long long bi = tile / per_batch;
-    const long long rr = tile - bi * per_batch;
-    const long long span = static_cast<long long>(Cfg::GROUP_M) * p.tiles_n;
-    const long long group = rr / span;
-    const long long first_m = group * Cfg::GROUP_M;
-    const long long rows = p.tiles_m - first_m < Cfg::GROUP_M ? p.tiles_m - first_m : Cfg::GROUP_M;
-    const long long in_group = rr - group * span;
-    const long long m0 = (first_m + in_group % rows) * BM;
-    const long long n0 = (in_group / rows) * BN;
+    long long bi, m0, n0;
+    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
 
     const EincMmaSrc<TAB_M, TAB_K> sa{
         static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,

@@ -80,15 +80,8 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
   const int nk = static_cast<int>((p.K + KE - 1) / KE);
 
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const long long bi = tile / per_batch;
-    const long long rr = tile - bi * per_batch;
-    const long long span = static_cast<long long>(Cfg::GROUP_M) * p.tiles_n;
-    const long long group = rr / span;
-    const long long first_m = group * Cfg::GROUP_M;
-    const long long rows = p.tiles_m - first_m < Cfg::GROUP_M ? p.tiles_m - first_m : Cfg::GROUP_M;
-    const long long in_group = rr - group * span;
-    const long long m0 = (first_m + in_group % rows) * BM;
-    const long long n0 = (in_group / rows) * BN;
+    long long bi, m0, n0;
+    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
 
     const unsigned char* a_base = static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E;
     const unsigned char* b_base = static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E;
