@@ -26,6 +26,9 @@ STRATEGIES = ("generic", "reduce", "gett")
 GETT_MIN_WORK = 48 ** 3  # below this the packing overhead outweighs the GEMM kernel
 CUDA_GETT_MIN_WORK = 1 << 15  # below this reduce wins on the GPU where the cost model can't tell
 GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# integer operands the CPU gett widens to int16 and sums in int32 (pmaddwd); any integer
+# result of at most 32 bits is the int32 sum's low bits, as numpy's wrapping sum gives
+GEMM_INT_OPERANDS = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 
 
 def is_fortran(shape, strides) -> bool:
@@ -153,6 +156,9 @@ def _choose(forced, modes, in_dtypes, res_dtype, compute, backend="cpu") -> str:
                              "gett" if work >= CUDA_GETT_MIN_WORK else "reduce")
     gemm_ok = (len(in_dtypes) == 2 and compute in GEMM_DTYPES and res_dtype == compute
                and all(d == compute for d in in_dtypes) and {"m", "n", "k"} <= kinds)
+    gemm_ok = gemm_ok or (len(in_dtypes) == 2 and {"m", "n", "k"} <= kinds and res_dtype == compute
+                          and compute.kind in "iu" and compute.itemsize <= 4
+                          and in_dtypes[0] == in_dtypes[1] and in_dtypes[0] in GEMM_INT_OPERANDS)
     if forced == "generic":
         return "generic"
     if forced == "gett":

@@ -8,8 +8,8 @@ are baked into the IR; every size is a run-time argument.
 
 The emitted function::
 
-    void f(T* C, const T* A, const T* B, const int64_t* dims, const int64_t* tab,
-           T* work, int64_t n0, int64_t n1);
+    void f(T* C, const S* A, const S* B, const int64_t* dims, const int64_t* tab,
+           T* work, int64_t n0, int64_t n1);          // S = T for float32/float64
 
     dims = [NB, M, N, K]
     tab  = bA[NB] bB[NB] bC[NB] mA[M] mC[M] nB[N] nC[N] kA[K] kB[K]   (concatenated)
@@ -56,15 +56,27 @@ instead of spending half its FMAs on zero padding.  Before each micro-kernel the
 C tile is prefetched for writing so its misses overlap the k loop (~+12% at 2048^3).
 A column-major C still works but takes the scalar write-back; a caller that can
 should swap the operands (C^T = B^T A^T) so C's unit stride lands on N.
+
+Integer operands (int8, uint8, int16; both the same) take the same loops with int16
+panels and int32 sums (``_IntEmitter``): packing widens to int16 and stores k in
+pairs, the micro-kernel does one pmaddwd (int16 pairs -> int32 lanes: the
+``llvm.x86.*.pmadd.wd`` intrinsic where the host has it, else sext/mul/add, which
+LLVM also turns into vpmaddwd) plus one wrapping add per accumulator and k pair, and
+the store truncates to C's integer dtype (at most 32 bits).  Sums modulo 2^32 then
+truncated give numpy's wrapped answer for any result of at most 32 bits (int8 in,
+int8 out included); results wider than that must not use this kernel.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
 
 I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
@@ -79,9 +91,9 @@ WORK_ALIGN = 64  # bytes; the caller's workspace and each region in it
 class GettParams:
     """Register tile and cache blocking for one (dtype, vector width)."""
 
-    dtype: str  # "f32" | "f64"
+    dtype: str  # C's element: "f32" | "f64" | "i8" | "u8" | "i16" | "u16" | "i32" | "u32"
     vector_bits: int
-    W: int  # lanes per vector
+    W: int  # lanes per vector (of the accumulator: fp32/fp64, or int32)
     MR: int  # rows of the register tile (broadcast A elements)
     NR: int  # columns of the register tile (a multiple of W)
     KU: int  # k unroll of the micro-kernel; packed k is padded to a multiple of it
@@ -89,31 +101,58 @@ class GettParams:
     KC: int  # depth of the packed blocks (multiple of KU): a KC x NR B panel fits L1
     NC: int  # columns of the packed B block (multiple of NR): L3 resident
     prefetch_c: bool = True  # prefetch the C tile before each micro-kernel
+    in_dtype: str = ""  # A's and B's element ("i8" | "u8" | "i16"); "" = dtype (float)
+
+    @property
+    def integer(self) -> bool:
+        """Integer operands: int16 panels, int32 sums (see _IntEmitter)."""
+        return bool(self.in_dtype) and self.in_dtype[0] in "iu"
 
     @property
     def elem_bytes(self) -> int:
-        return 4 if self.dtype == "f32" else 8
+        return _TAG_BYTES[self.dtype]
+
+    @property
+    def pack_bytes(self) -> int:
+        """Bytes of one packed panel element: int16 for integer operands."""
+        return 2 if self.integer else self.elem_bytes
+
+    @property
+    def acc_bytes(self) -> int:
+        return 4 if self.integer else self.elem_bytes
 
     @property
     def nvec(self) -> int:
         return self.NR // self.W
 
-    def _round_region(self, elems: int) -> int:
-        per = WORK_ALIGN // self.elem_bytes
+    @staticmethod
+    def _round_region(elems: int, nbytes: int) -> int:
+        per = WORK_ALIGN // nbytes
         return -(-elems // per) * per
 
     @property
     def b_region(self) -> int:
-        return self._round_region(self.KC * self.NC)
+        """Packed elements (of pack_bytes) of the B block."""
+        return self._round_region(self.KC * self.NC, self.pack_bytes)
 
     @property
     def a_region(self) -> int:
-        return self._round_region(self.MC * self.KC)
+        return self._round_region(self.MC * self.KC, self.pack_bytes)
+
+    @property
+    def workspace_bytes(self) -> int:
+        # packed B block | packed A block | one spilled register tile
+        return ((self.b_region + self.a_region) * self.pack_bytes
+                + self._round_region(self.MR * self.NR, self.acc_bytes) * self.acc_bytes)
 
     @property
     def workspace_elems(self) -> int:
-        # packed B block | packed A block | one spilled register tile
-        return self.b_region + self.a_region + self._round_region(self.MR * self.NR)
+        """The workspace in elements of C's dtype (a whole number: 64 | bytes)."""
+        return self.workspace_bytes // self.elem_bytes
+
+
+_TAG_BYTES = {"f32": 4, "f64": 8, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4}
+INT_OPERANDS = ("i8", "u8", "i16")  # widen losslessly to the int16 pmaddwd consumes
 
 
 def _dtype_tag(dtype) -> str:
@@ -122,21 +161,42 @@ def _dtype_tag(dtype) -> str:
         return "f32"
     if dt == np.float64:
         return "f64"
-    raise TypeError(f"gett supports float32 and float64, not {dt}")
+    if dt.kind in "iu" and dt.itemsize <= 4:
+        return f"{dt.kind}{8 * dt.itemsize}"
+    raise TypeError(f"gett supports float32, float64 and integers of at most 32 bits, not {dt}")
 
 
-def gett_params(dtype, vector_bits: int, **override) -> GettParams:
-    """Default blocking for ``dtype`` at ``vector_bits`` (overrides are for tuning)."""
+def _tags(dtype, in_dtype) -> tuple[str, str]:
+    """(C tag, operand tag); operand tag "" for float (operands are C's dtype)."""
     tag = _dtype_tag(dtype)
+    itag = tag if in_dtype is None else _dtype_tag(in_dtype)
+    if tag[0] == "f" or itag[0] == "f":
+        if itag != tag:
+            raise TypeError(f"float gett needs operands of C's dtype ({dtype}), not {in_dtype}")
+        return tag, ""
+    if itag not in INT_OPERANDS:
+        raise TypeError(f"integer gett takes int8, uint8 or int16 operands, not {np.dtype(in_dtype or dtype)}")
+    return tag, itag
+
+
+def gett_params(dtype, vector_bits: int, in_dtype=None, **override) -> GettParams:
+    """Default blocking for C of ``dtype`` and operands of ``in_dtype`` (default: dtype)
+    at ``vector_bits`` (overrides are for tuning).
+
+    >>> gett_params(np.int32, 256, np.int8).NR   # 16 int32 columns: two ymm accumulators
+    16
+    """
+    tag, itag = _tags(dtype, in_dtype)
     if vector_bits not in (128, 256, 512):
         raise ValueError(f"vector_bits must be 128, 256 or 512, not {vector_bits}")
-    eb = 4 if tag == "f32" else 8
-    W = vector_bits // (8 * eb)
+    integer = bool(itag)
+    eb = 2 if integer else _TAG_BYTES[tag]  # bytes of a packed element
+    W = vector_bits // (8 * (4 if integer else eb))
     # Register tile: NR = 2 vectors.  16 vector registers (SSE/AVX2) hold 6x2
     # accumulators + 2 B vectors + 1 broadcast; AVX-512's 32 registers hold 12x2.
     NR = 2 * W
     MR = 12 if vector_bits == 512 else 6
-    KU = 4
+    KU = 4  # integer: two k pairs (two pmaddwd per accumulator) per unrolled step
     # KC: one packed B micro-panel (KC x NR) takes about 3/4 of a 32 KiB L1d, so it
     # stays resident while the A micro-panels stream past it.  A deep KC also means
     # fewer read-modify-write passes over C (K/KC of them), which matters when C is
@@ -149,29 +209,59 @@ def gett_params(dtype, vector_bits: int, **override) -> GettParams:
     # the A block is reused across many B micro-panels.
     NC = 4096 // NR * NR
     p = dict(dtype=tag, vector_bits=vector_bits, W=W, MR=MR, NR=NR, KU=KU,
-             MC=MC, KC=KC, NC=NC)
+             MC=MC, KC=KC, NC=NC, in_dtype=itag)
     p.update(override)
     prm = GettParams(**p)
     assert prm.NR % prm.W == 0 and prm.MC % prm.MR == 0
     assert prm.KC % prm.KU == 0 and prm.NC % prm.NR == 0
     assert prm.KU & (prm.KU - 1) == 0  # k is padded with a mask
+    assert not prm.integer or prm.KU % 2 == 0  # integer panels hold k in pairs
     return prm
 
 
-def gett_function_name(dtype: np.dtype, vector_bits: int) -> str:
-    """Symbol of the kernel for ``dtype`` and ``vector_bits``."""
-    return f"einc_gett_{_dtype_tag(dtype)}_v{int(vector_bits)}"
+def gett_function_name(dtype: np.dtype, vector_bits: int, in_dtype=None) -> str:
+    """Symbol of the kernel for C of ``dtype``, operands of ``in_dtype``, ``vector_bits``."""
+    tag, itag = _tags(dtype, in_dtype)
+    return f"einc_gett_{itag + '_' if itag else ''}{tag}_v{int(vector_bits)}"
 
 
-def gett_workspace_elems(dtype: np.dtype, vector_bits: int) -> int:
-    """Elements of (64-byte aligned) scratch one call needs (packed A and B blocks)."""
-    return gett_params(dtype, vector_bits).workspace_elems
+def gett_workspace_elems(dtype: np.dtype, vector_bits: int, in_dtype=None) -> int:
+    """Elements of ``dtype`` (64-byte aligned) scratch one call needs (packed A and B blocks)."""
+    return gett_params(dtype, vector_bits, in_dtype).workspace_elems
 
 
-def emit_gett(dtype: np.dtype, vector_bits: int) -> tuple[str, str]:
-    """LLVM IR text of the GETT kernel and its function name."""
-    prm = gett_params(dtype, vector_bits)
-    return _emit(prm, gett_function_name(dtype, vector_bits))
+def emit_gett(dtype: np.dtype, vector_bits: int, in_dtype=None,
+              pmadd: bool | None = None) -> tuple[str, str]:
+    """LLVM IR text of the GETT kernel and its function name.
+
+    ``dtype`` is C's; ``in_dtype`` (default: dtype) A's and B's.  Integer operands
+    (int8, uint8, int16) sum in int32 and C gets the sum truncated to ``dtype`` (at most
+    32 bits): numpy's wrapped answer.  ``pmadd``: use the x86 pmaddwd intrinsic (default:
+    when the host has it at this width); False emits the portable form.
+
+    >>> text, name = emit_gett(np.int32, 256, np.int8)
+    >>> name
+    'einc_gett_i8_i32_v256'
+    """
+    prm = gett_params(dtype, vector_bits, in_dtype)
+    name = gett_function_name(dtype, vector_bits, in_dtype)
+    if prm.integer:
+        native = _host_has_pmadd(vector_bits) if pmadd is None else pmadd
+        return _IntEmitter(prm, name, native).emit(), name
+    return _emit(prm, name)
+
+
+# pmaddwd at each width, and the host feature it needs
+_PMADD = {128: ("llvm.x86.sse2.pmadd.wd", "+sse2"), 256: ("llvm.x86.avx2.pmadd.wd", "+avx2"),
+          512: ("llvm.x86.avx512.pmaddw.d.512", "+avx512bw")}
+
+
+@functools.lru_cache(maxsize=None)
+def _host_has_pmadd(vector_bits: int) -> bool:
+    from llvmlite import binding as llvm
+    if not llvm.get_process_triple().startswith(("x86_64", "i686", "i386")):
+        return False
+    return _PMADD[vector_bits][1] in llvm.get_host_cpu_features().flatten().split(",")
 
 
 # --------------------------------------------------------------------------------------
@@ -249,8 +339,6 @@ def smax(b, x, y):
 class _Emitter:
     def __init__(self, prm: GettParams, name: str):
         self.p = prm
-        self.T = ir.FloatType() if prm.dtype == "f32" else ir.DoubleType()
-        self.V = ir.VectorType(self.T, prm.W)
         self.eb = prm.elem_bytes
         self.vb = prm.W * prm.elem_bytes  # vector bytes: packed B rows are aligned to it
         self.mod = ir.Module(name=name)
@@ -263,12 +351,20 @@ class _Emitter:
         for a in self.fn.args[:6]:
             # C is written, the rest only read; C aliases none of them.
             a.add_attribute("noalias")
-        vname = f"v{prm.W}f{8 * self.eb}"
-        self.fmuladd = ir.Function(self.mod, ir.FunctionType(self.V, [self.V] * 3),
-                                   name=f"llvm.fmuladd.{vname}")
         self.prefetch = ir.Function(self.mod, ir.FunctionType(ir.VoidType(),
                                                               [PTR, I32, I32, I32]),
                                     name="llvm.prefetch.p0")
+        self.declare()
+
+    def declare(self):
+        """Element types (T: C's, PT: packed panels', V: an accumulator vector)."""
+        prm = self.p
+        self.T = ir.FloatType() if prm.dtype == "f32" else ir.DoubleType()
+        self.PT = self.T
+        self.V = ir.VectorType(self.T, prm.W)
+        vname = f"v{prm.W}f{8 * self.eb}"
+        self.fmuladd = ir.Function(self.mod, ir.FunctionType(self.V, [self.V] * 3),
+                                   name=f"llvm.fmuladd.{vname}")
         self.zero = ir.Constant(self.T, 0.0)
         self.vzero = ir.Constant(self.V, None)
 
@@ -332,9 +428,9 @@ class _Emitter:
         self.nC_unit = self.emit_unit_check(nC, n0, n1, "nCu")
 
         Bp = work
-        Ap = self.ptr(work, i64(p.b_region))
+        Ap = self.ptr(work, i64(p.b_region * p.pack_bytes), I8)
         # The register tile spilled to memory, for edge tiles and scattered C.
-        self.tile = self.ptr(work, i64(p.b_region + p.a_region))
+        self.tile = self.ptr(work, i64((p.b_region + p.a_region) * p.pack_bytes), I8)
 
         with Loop(b, 0, NB, 1, "b") as lb:
             oA = self.tab(bA, lb.index)
@@ -355,7 +451,7 @@ class _Emitter:
                     with Loop(b, 0, nc, p.NR, "pb") as lpb:
                         jr = lpb.index
                         nr = smin(b, i64(p.NR), b.sub(nc, jr))
-                        self.emit_pack_b(self.ptr(Bp, b.mul(jr, kcp)), oB,
+                        self.emit_pack_b(self.ptr(Bp, b.mul(jr, kcp), self.PT), oB,
                                          b.add(jc, jr), nr, pc, kc, kcp)
                     with Loop(b, 0, M, p.MC, "ic") as lic:
                         ic = lic.index
@@ -363,7 +459,7 @@ class _Emitter:
                         with Loop(b, 0, mc, p.MR, "pa") as lpa:
                             ir_ = lpa.index
                             mr = smin(b, i64(p.MR), b.sub(mc, ir_))
-                            self.emit_pack_a(self.ptr(Ap, b.mul(ir_, kcp)), oA,
+                            self.emit_pack_a(self.ptr(Ap, b.mul(ir_, kcp), self.PT), oA,
                                              b.add(ic, ir_), mr, pc, kc, kcp)
                         self.emit_macro_kernel(Ap, Bp, oC, ic, mc, jc, nc, kcp, first)
         b.ret_void()
@@ -450,7 +546,7 @@ class _Emitter:
         phi.add_incoming(res, chk_end)
         return phi
 
-    def st_transposed(self, vs, dst, off):
+    def st_transposed(self, vs, dst, off, etype=None, align=None):
         """Store rows vs[i][k] (len(vs) vectors of W) as dst[off + k*len(vs) + i]."""
         b, W, R = self.b, self.p.W, len(vs)
         parts = list(vs)
@@ -466,7 +562,7 @@ class _Emitter:
         mask = [(q % R) * W + q // R for q in range(R * W)]
         t = b.shuffle_vector(big, ir.Constant(big.type, ir.Undefined),
                              ir.Constant(ir.VectorType(I32, R * W), mask))
-        b.store(t, self.ptr(dst, off), align=self.eb)
+        b.store(t, self.ptr(dst, off, etype), align=align or self.eb)
 
     def emit_pack_a(self, dst, oA, m, mr, pc, kc, kcp):
         """Pack A[m:m+mr, pc:pc+kc] into dst[k*MR + i], zero padded to kcp x MR.
@@ -542,11 +638,11 @@ class _Emitter:
         with Loop(b, 0, nc, p.NR, "jr") as ljr:
             jr = ljr.index
             nr = smin(b, i64(p.NR), b.sub(nc, jr))
-            bpanel = self.ptr(Bp, b.mul(jr, kcp))
+            bpanel = self.ptr(Bp, b.mul(jr, kcp), self.PT)
             with Loop(b, 0, mc, p.MR, "ir") as lir:
                 ir_ = lir.index
                 mr = smin(b, i64(p.MR), b.sub(mc, ir_))
-                apanel = self.ptr(Ap, b.mul(ir_, kcp))
+                apanel = self.ptr(Ap, b.mul(ir_, kcp), self.PT)
                 if p.prefetch_c:
                     self.emit_prefetch_c(oC, b.add(ic, ir_), mr, b.add(jc, jr), nr)
                 if p.nvec > 1:
@@ -671,6 +767,241 @@ class _Emitter:
                                     x = self.ld(self.tile, b.add(trow, j))
                                     if add:
                                         x = b.fadd(self.ld(self.C, off), x)
+                                    self.st(x, self.C, off)
+
+
+class _IntEmitter(_Emitter):
+    """int8 / uint8 / int16 operands, int32 sums, C truncated to its (<= 32-bit) dtype.
+
+    Panels hold int16 (operands sign- or zero-extended while packing) with k in pairs,
+    the layout pmaddwd consumes: packed A element (i, k) sits at (k/2)*2MR + 2i + k%2,
+    packed B element (k, j) at (k/2)*2NR + 2j + k%2.  One micro-kernel step takes a
+    k pair: it broadcasts A's (i, k), (i, k+1) pair as one int32 and pmaddwd gives, per
+    int32 lane j, a[i,k]*b[k,j] + a[i,k+1]*b[k+1,j]; a plain (wrapping) add accumulates.
+    Sums are modulo 2^32 (no nsw flags; pmaddwd's one overflow, all four factors -2^15,
+    wraps too), so truncating to C's dtype gives the low bits numpy's wrapping sum in
+    that dtype gives.  Odd k is padded with a zero partner.
+    """
+
+    def __init__(self, prm: GettParams, name: str, native_pmadd: bool):
+        self.native_pmadd = native_pmadd
+        super().__init__(prm, name)
+
+    def declare(self):
+        prm = self.p
+        self.T = ir.IntType(8 * prm.elem_bytes)  # C
+        self.IN = ir.IntType(int(prm.in_dtype[1:]))  # A and B
+        self.unsigned_in = prm.in_dtype[0] == "u"
+        self.PT = I16
+        self.V = ir.VectorType(I32, prm.W)  # accumulators
+        self.PV = ir.VectorType(I16, 2 * prm.W)  # one pmaddwd operand: W lanes x k pair
+        self.pvb = min(WORK_ALIGN, 4 * prm.W)  # its bytes: packed pair rows are aligned to it
+        self.zero = ir.Constant(self.T, 0)
+        self.vzero = ir.Constant(self.V, None)
+        self.pmadd = None
+        if self.native_pmadd:
+            self.pmadd = ir.Function(self.mod, ir.FunctionType(self.V, [self.PV, self.PV]),
+                                     name=_PMADD[prm.vector_bits][0])
+
+    # --- helpers ----------------------------------------------------------------------
+    def widen(self, x):
+        """Operand element(s) -> int16 (lossless: int8, uint8 or int16)."""
+        if self.IN is I16 or (isinstance(x.type, ir.VectorType) and x.type.element == I16):
+            return x
+        ty = ir.VectorType(I16, x.type.count) if isinstance(x.type, ir.VectorType) else I16
+        return (self.b.zext if self.unsigned_in else self.b.sext)(x, ty)
+
+    def ld_in(self, base, off, n=None):
+        """n (None: one) consecutive operand elements at base[off], widened to int16."""
+        ty = self.IN if n is None else ir.VectorType(self.IN, n)
+        return self.widen(self.b.load(self.ptr(base, off, self.IN), typ=ty,
+                                      align=self.IN.width // 8))
+
+    def st16(self, x, dst, off, align=2):
+        self.b.store(x, self.ptr(dst, off, I16), align=align)
+
+    def madd(self, a, b_):
+        """pmaddwd: lanes j of (a[2j]*b[2j] + a[2j+1]*b[2j+1]), int16 x int16 -> int32."""
+        if self.pmadd is not None:
+            return self.b.call(self.pmadd, [a, b_])
+        b, W = self.b, self.p.W
+        wide = ir.VectorType(I32, 2 * W)
+        prod = b.mul(b.sext(a, wide), b.sext(b_, wide))
+        undef = ir.Constant(wide, ir.Undefined)
+        half = lambda s: b.shuffle_vector(prod, undef, ir.Constant(  # noqa: E731
+            ir.VectorType(I32, W), [2 * j + s for j in range(W)]))
+        return b.add(half(0), half(1))
+
+    def zero_pairs(self, dst, p0, p1, width):
+        """dst[p*width : (p+1)*width] = 0 for k pairs p in [p0, p1)."""
+        z = ir.Constant(ir.VectorType(I16, width), None)
+        with Loop(self.b, p0, p1, 1, "zp") as lp:
+            self.st16(z, dst, self.b.mul(lp.index, i64(width)), 4)
+
+    # --- packing ----------------------------------------------------------------------
+    def emit_pack_b(self, dst, oB, n, nr, pc, kc, kcp):
+        """Pack B[pc:pc+kc, n:n+nr] as int16 k pairs: dst[(k/2)*2NR + 2j + k%2]."""
+        p, b = self.p, self.b
+        NR2 = 2 * p.NR
+        kp = b.lshr(kc, i64(1), name="kp")
+        # k pairs past kc (the odd k's partner included) are zero
+        self.zero_pairs(dst, kp, b.lshr(kcp, i64(1)), NR2)
+        full = b.and_(b.icmp_signed("==", nr, i64(p.NR)),
+                      b.or_(self.nB_unit, self.emit_panel_unit(self.nB, n, p.NR, nr)))
+        inter = ir.Constant(ir.VectorType(I32, NR2), [j // 2 + (j % 2) * p.NR for j in range(NR2)])
+        with b.if_else(full) as (contiguous, scattered):
+            with contiguous:
+                # Two rows of NR contiguous elements, widened and interleaved.
+                nb0 = b.add(oB, self.tab(self.nB, n))
+                row = lambda k: self.ld_in(self.B, b.add(nb0, self.tab(self.kB, b.add(pc, k))), p.NR)  # noqa: E731
+                with Loop(b, 0, kp, 1, "pbk") as lk:
+                    k0 = b.shl(lk.index, i64(1))
+                    x = b.shuffle_vector(row(k0), row(b.add(k0, i64(1))), inter)
+                    self.st16(x, dst, b.mul(lk.index, i64(NR2)), self.pvb)
+                with b.if_then(b.trunc(kc, I1)):
+                    x = b.shuffle_vector(row(b.sub(kc, i64(1))),
+                                         ir.Constant(ir.VectorType(I16, p.NR), None), inter)
+                    self.st16(x, dst, b.mul(kp, i64(NR2)), self.pvb)
+            with scattered:
+                # Column by column through the tables, into a zeroed panel.
+                self.zero_pairs(dst, 0, b.lshr(b.add(kc, i64(1)), i64(1)), NR2)
+                with Loop(b, 0, nr, 1, "pbj") as lj:
+                    nbj = b.add(oB, self.tab(self.nB, b.add(n, lj.index)))
+                    col = b.shl(lj.index, i64(1))
+                    with Loop(b, 0, kc, 1, "pbjk") as lk:
+                        k = lk.index
+                        x = self.ld_in(self.B, b.add(nbj, self.tab(self.kB, b.add(pc, k))))
+                        at = b.add(b.mul(b.lshr(k, i64(1)), i64(NR2)), b.add(col, b.and_(k, i64(1))))
+                        self.st16(x, dst, at)
+
+    def emit_pack_a(self, dst, oA, m, mr, pc, kc, kcp):
+        """Pack A[m:m+mr, pc:pc+kc] as int16 k pairs: dst[(k/2)*2MR + 2i + k%2].
+
+        Full panels with unit-stride k (row-major A): 2W k of each row per load, the
+        MR rows of W pairs (int32) transposed in registers to pair-major order; then
+        pair by pair.  Other full panels gather with one kA read per k; edge panels go
+        row by row into a zeroed panel.
+        """
+        p, b = self.p, self.b
+        MR2 = 2 * p.MR
+        kp = b.lshr(kc, i64(1), name="kp")
+        self.zero_pairs(dst, kp, b.lshr(kcp, i64(1)), MR2)
+        full = b.icmp_signed("==", mr, i64(p.MR))
+        with b.if_else(full, likely=True) as (fullp, edge):
+            with fullp:
+                rows = [b.add(oA, self.tab(self.mA, b.add(m, i64(i)))) for i in range(p.MR)]
+                with b.if_else(self.kA_unit) as (kunit, kgen):
+                    with kunit:
+                        ka0 = self.tab(self.kA, pc)
+                        bases = [b.add(r, ka0) for r in rows]
+                        kv = b.and_(kc, i64(-2 * p.W), name="kv")
+                        with Loop(b, 0, kv, 2 * p.W, "pauv") as lk:
+                            k = lk.index
+                            vs = [b.bitcast(self.ld_in(self.A, b.add(bs, k), 2 * p.W), self.V)
+                                  for bs in bases]
+                            self.st_transposed(vs, dst, b.mul(b.lshr(k, i64(1)), i64(p.MR)),
+                                               I32, 4)
+                        with Loop(b, kv, b.and_(kc, i64(-2)), 2, "paup") as lk:
+                            k = lk.index
+                            drow = b.mul(b.lshr(k, i64(1)), i64(MR2))
+                            for i, bs in enumerate(bases):
+                                self.st16(self.ld_in(self.A, b.add(bs, k), 2), dst,
+                                          b.add(drow, i64(2 * i)), 4)
+                        with b.if_then(b.trunc(kc, I1)):
+                            k = b.sub(kc, i64(1))
+                            drow = b.mul(kp, i64(MR2))
+                            for i, bs in enumerate(bases):
+                                self.st16(self.ld_in(self.A, b.add(bs, k)), dst,
+                                          b.add(drow, i64(2 * i)))
+                    with kgen:
+                        with Loop(b, 0, kc, 1, "pagk") as lk:
+                            k = lk.index
+                            ka = self.tab(self.kA, b.add(pc, k))
+                            at = b.add(b.mul(b.lshr(k, i64(1)), i64(MR2)), b.and_(k, i64(1)))
+                            xs = [self.ld_in(self.A, b.add(r, ka)) for r in rows]
+                            for i, x in enumerate(xs):
+                                self.st16(x, dst, b.add(at, i64(2 * i)))
+            with edge:
+                self.zero_pairs(dst, 0, b.lshr(b.add(kc, i64(1)), i64(1)), MR2)
+                with Loop(b, 0, mr, 1, "pai") as li:
+                    mai = b.add(oA, self.tab(self.mA, b.add(m, li.index)))
+                    row = b.shl(li.index, i64(1))
+                    with Loop(b, 0, kc, 1, "paik") as lk:
+                        k = lk.index
+                        x = self.ld_in(self.A, b.add(mai, self.tab(self.kA, b.add(pc, k))))
+                        at = b.add(b.mul(b.lshr(k, i64(1)), i64(MR2)), b.add(row, b.and_(k, i64(1))))
+                        self.st16(x, dst, at)
+
+    # --- compute and store -------------------------------------------------------------
+    def emit_micro_kernel(self, ap0, bp0, kcp, nvec=None):
+        """MR x (nvec*W) int32 tile = sum over k < kcp, one pmaddwd per k pair."""
+        p, b = self.p, self.b
+        nvec = nvec or p.nvec
+        nacc = p.MR * nvec
+        splat = ir.Constant(ir.VectorType(I32, p.W), [0] * p.W)
+        undef = ir.Constant(self.V, ir.Undefined)
+        carry = [ap0, bp0] + [self.vzero] * nacc
+        with Loop(b, 0, kcp, p.KU, "k", carry=carry) as lk:
+            ap, bp = lk.vars[0], lk.vars[1]
+            acc = list(lk.vars[2:])
+            for u in range(p.KU // 2):
+                bv = [b.load(self.ptr(bp, i64(u * 2 * p.NR + v * 2 * p.W), I16), typ=self.PV,
+                             align=self.pvb) for v in range(nvec)]
+                for i in range(p.MR):
+                    a = b.load(self.ptr(ap, i64(u * p.MR + i), I32), typ=I32, align=4)
+                    av = b.shuffle_vector(b.insert_element(undef, a, ir.Constant(I32, 0)),
+                                          undef, splat)
+                    av = b.bitcast(av, self.PV)
+                    for v in range(nvec):
+                        j = i * nvec + v
+                        acc[j] = b.add(acc[j], self.madd(av, bv[v]))  # wraps: no nsw
+            lk.next = [self.ptr(ap, i64(p.KU * p.MR), I16),
+                       self.ptr(bp, i64(p.KU * p.NR), I16)] + acc
+        return lk.vars[2:]
+
+    def narrow(self, x):
+        """int32 (vector) -> C's dtype: the low bits, numpy's wrapped value."""
+        if self.T.width == 32:
+            return x
+        ty = ir.VectorType(self.T, x.type.count) if isinstance(x.type, ir.VectorType) else self.T
+        return self.b.trunc(x, ty)
+
+    def emit_store_tile(self, acc, oC, m, mr, n, nr, first):
+        """C[m:m+mr, n:n+nr] = tile (first K block) or += tile, in C's dtype (wrapping)."""
+        p, b = self.p, self.b
+        VC = ir.VectorType(self.T, p.W)
+        fast = b.and_(b.and_(b.icmp_signed("==", mr, i64(p.MR)),
+                             b.icmp_signed("==", nr, i64(p.NR))), self.nC_unit)
+        with b.if_else(fast, likely=True) as (vector, scalar):
+            with vector:
+                nc0 = b.add(oC, self.tab(self.nC, n))
+                rows = [b.add(nc0, self.tab(self.mC, b.add(m, i64(i)))) for i in range(p.MR)]
+                with b.if_else(first) as (overwrite, accumulate):
+                    for add in (False, True):
+                        with (accumulate if add else overwrite):
+                            for i in range(p.MR):
+                                for v in range(p.nvec):
+                                    ptr = self.ptr(self.C, b.add(rows[i], i64(v * p.W)))
+                                    x = self.narrow(acc[i * p.nvec + v])
+                                    if add:
+                                        x = b.add(b.load(ptr, typ=VC, align=self.eb), x)
+                                    b.store(x, ptr, align=self.eb)
+            with scalar:
+                for j, x in enumerate(acc):
+                    b.store(x, self.ptr(self.tile, i64(j * p.W), I32), align=min(WORK_ALIGN, 4 * p.W))
+                with b.if_else(first) as (overwrite, accumulate):
+                    for add in (False, True):
+                        with (accumulate if add else overwrite):
+                            with Loop(b, 0, mr, 1, "si") as li:
+                                i = li.index
+                                row = b.add(oC, self.tab(self.mC, b.add(m, i)))
+                                trow = b.mul(i, i64(p.NR))
+                                with Loop(b, 0, nr, 1, "sj") as lj:
+                                    j = lj.index
+                                    off = b.add(row, self.tab(self.nC, b.add(n, j)))
+                                    x = self.narrow(self.ld(self.tile, b.add(trow, j), I32, 4))
+                                    if add:
+                                        x = b.add(self.ld(self.C, off), x)
                                     self.st(x, self.C, off)
 
 
