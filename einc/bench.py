@@ -3,6 +3,8 @@
 Anchors: numpy.einsum(optimize=False) (numpy's own loops), numpy.einsum(optimize=True)
 and opt_einsum.contract (both transpose + BLAS where they can). Medians of wall time;
 results are saved as JSON under benchmarks/results/ with the machine and versions.
+The `bandwidth` suite times memory-bound einsums against numpy.einsum and numpy's copy
+bandwidth instead (run_bandwidth).
 """
 from __future__ import annotations
 
@@ -74,11 +76,111 @@ def machine_info() -> dict:
             "opt_einsum": opt_einsum.__version__, "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
+# (name, einsum, shapes, bytes the contraction moves, note): float64, 32 MiB per operand.
+# Bytes: every element read plus every element written; a strided read that lands on its
+# own 64-byte line (the trace's diagonal) counts the whole line, since that is what moves.
+_MIB32 = 4 << 20  # float64 elements in 32 MiB
+BANDWIDTH = [
+    ("row-dot ij,ij->i", "ij,ij->i", [(4096, 1024), (4096, 1024)], 8 * (2 * _MIB32 + 4096), ""),
+    ("trace ii->", "ii->", [(2048, 2048)], 64 * 2048 + 8,
+     "latency-bound: 2048 strided loads, one 64-byte line each"),
+    ("diagonal ii->i", "ii->i", [(2048, 2048)], 0,
+     "a view in numpy and einc: no data moves, compare call times"),
+    ("hadamard ij,ij->ij", "ij,ij->ij", [(4096, 1024), (4096, 1024)], 8 * 3 * _MIB32,
+     "includes the fresh 32 MiB result (the kernel zeroes its pages), as numpy's call does"),
+]
+
+
+def copy_bandwidth(nbytes=32 << 20, repeat=21) -> float:
+    """numpy's copy bandwidth in bytes/s: ``np.copyto`` of ``nbytes`` (read + written) / median time."""
+    src = np.random.default_rng(1).standard_normal(nbytes // 8)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)  # fault the destination's pages in before timing
+    return 2 * src.nbytes / median_time(lambda: np.copyto(dst, src), repeat, budget=5.0)
+
+
+def _interleaved(fns: dict, repeat: int, budget=10.0) -> dict:
+    """Median seconds per call of each function, samples alternating (a busy shared
+    machine's drift then hits einc and its anchor alike). A sample is one call, or as many
+    as fill ~2 ms for calls of microseconds."""
+    import statistics
+    samples, number = {k: [] for k in fns}, {}
+    for k, f in fns.items():
+        f()  # warm-up
+        t0 = time.perf_counter()
+        f()
+        number[k] = max(1, int(2e-3 / max(time.perf_counter() - t0, 1e-7)))
+    start = time.perf_counter()
+    while min(map(len, samples.values())) < repeat and time.perf_counter() - start < budget:
+        for k, f in fns.items():
+            n = number[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            samples[k].append((time.perf_counter() - t0) / n)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _secs(t: float) -> str:
+    return f"{t * 1e3:.2f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
+
+
+def run_bandwidth(repeat=21, save=True) -> int:
+    """The `bandwidth` suite: memory-bound einsums at 32 MiB per operand against numpy.einsum
+    (default arguments) and numpy's copy bandwidth, measured in the same run."""
+    import einc
+    from . import api
+
+    rng = np.random.default_rng(0)
+    copy_bw = copy_bandwidth(repeat=repeat)
+    print(f"numpy copy (np.copyto, 32 MiB): {copy_bw / 1e9:.2f} GB/s (bytes read + written / median time)")
+    print(f"{'case':<24}{'einc':>10}{'numpy':>10}{'vs numpy':>9}{'einc GB/s':>11}{'of copy':>9}")
+    rows = []
+    variants = [(c, False) for c in BANDWIDTH] + [(BANDWIDTH[3], True)]
+    for (name, subs, shapes, nbytes, note), with_out in variants:
+        ops = _operands(shapes, "float64", rng)
+        got = einc.einsum(subs, *ops)
+        ref = np.einsum(subs, *ops)
+        ok = bool(np.allclose(got, ref, rtol=1e-12, atol=1e-9))
+        if with_out:  # the kernel alone: the result's pages are already faulted in
+            name, note = name + " out=", "preallocated result: the streaming pass alone"
+            out = np.empty_like(ref)
+            out.fill(0)
+            f_einc = lambda: einc.einsum(subs, *ops, out=out)
+            f_np = lambda: np.einsum(subs, *ops, out=out)
+        else:
+            f_einc = lambda: einc.einsum(subs, *ops)
+            f_np = lambda: np.einsum(subs, *ops)
+        t = _interleaved({"einc": f_einc, "numpy": f_np}, repeat)
+        bw = nbytes / t["einc"] if nbytes else None
+        rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": "float64", "ok": ok,
+                     "seconds": t, "bytes": nbytes, "einc_bytes_per_s": bw,
+                     "fraction_of_copy": bw / copy_bw if bw else None, "note": note,
+                     "strategies": [s.strategy for s in api.plan_for(subs, shapes, "float64").steps]})
+        bw_txt = f"{bw / 1e9:>11.2f}{bw / copy_bw:>8.0%} " if bw else f"{'(view)':>11}{'-':>9}"
+        print(f"{name:<24}{_secs(t['einc']):>10}{_secs(t['numpy']):>10}{t['numpy'] / t['einc']:>8.2f}x"
+              f"{bw_txt}{'' if ok else '  MISMATCH'}")
+    print("(medians of wall time; vs numpy > 1: einc faster; GB/s = bytes read + written / einc's time)")
+    for r in rows:
+        if r["note"]:
+            print(f"  {r['case']}: {r['note']}")
+    if save:
+        out_dir = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / f"bandwidth-cpu-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        path.write_text(json.dumps({"machine": machine_info(), "suite": "bandwidth", "backend": "cpu",
+                                    "copy_bytes_per_s": copy_bw, "rows": rows}, indent=1))
+        print(f"saved {path}")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
 def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
     import opt_einsum as oe
     import einc
 
-    suites = dict(SUITES, tccg24=None)
+    if suite == "bandwidth":
+        return run_bandwidth(max(repeat, 21), save)
+    suites = dict(SUITES, tccg24=None, bandwidth=None)
     if suite not in suites:
         print(f"unknown suite {suite!r}; have {', '.join(suites)}")
         return 2

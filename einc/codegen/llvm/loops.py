@@ -11,7 +11,9 @@ kernel serves every shape with that structure.
 output. Two accumulation schemes:
 
 - ``register``: summed loops are innermost; each output element is summed in registers
-  and stored once (so K = 0 stores zeros). Works for every dtype combination.
+  and stored once (so K = 0 stores zeros). Works for every dtype combination. When no
+  input walks the innermost sum with unit stride (a trace's diagonal; every `generic`
+  key, whose strides are all run-time), that sum keeps UNROLL independent partial sums.
 - ``memory``: loops in any order (chosen for locality, e.g. ``ij->j`` walks rows
   outermost); the output is zeroed first, then ``out += prod``. Only when the output is
   stored in the accumulation dtype, so no precision is lost between passes.
@@ -28,6 +30,7 @@ from . import scalar
 from .scalar import I64
 
 PTR = ir.PointerType()
+UNROLL = 4  # independent partial sums in a strided innermost sum
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,12 @@ def emit_loops(key: LoopNestKey) -> tuple[str, str]:
         strides.append(row)
     ncomp = 2 if acc_t.kind == "c" else 1
     acc_slots = [b.alloca(scalar.compute(acc_t)) for _ in range(ncomp)]
+    # an innermost sum that no input walks with unit stride gets no vector loads: unroll it
+    strided_inner = (key.accumulate == "register" and L > 0 and key.kinds[-1] == "s"
+                     and not any(u == 1 for u in key.inner_unit[1:])
+                     and any(u is None for u in key.inner_unit[1:]))
+    extra = [[b.alloca(scalar.compute(acc_t)) for _ in range(ncomp)]
+             for _ in range(UNROLL - 1 if strided_inner else 0)]  # entry block: promoted to registers
 
     def product(offs):
         val = None
@@ -126,15 +135,39 @@ def emit_loops(key: LoopNestKey) -> tuple[str, str]:
             with counted_loop(b, ext[l], f"l{l}") as i:
                 nest(l + 1, advance(offs, l, i))
 
+        def accumulate(slots, offs):
+            cur = tuple(b.load(s, typ=scalar.compute(acc_t)) for s in slots)
+            for slot, v in zip(slots, scalar.add(b, cur, product(offs), acc_t)):
+                b.store(v, slot)
+
         def sums(l, offs):
             if l == L:
-                cur = tuple(b.load(s, typ=scalar.compute(acc_t)) for s in acc_slots)
-                new = scalar.add(b, cur, product(offs), acc_t)
-                for slot, v in zip(acc_slots, new):
-                    b.store(v, slot)
+                accumulate(acc_slots, offs)
                 return
+            if l == L - 1 and strided_inner:
+                return unrolled_sum(l, offs)
             with counted_loop(b, ext[l], f"l{l}") as i:
                 sums(l + 1, advance(offs, l, i))
+
+        def unrolled_sum(l, offs):
+            # UNROLL independent partial sums: a strided sum (a trace's diagonal) is
+            # otherwise one chain of dependent adds, latency- rather than load-bound
+            for slots in extra:
+                for slot, z in zip(slots, scalar.zero(acc_t)):
+                    b.store(z, slot)
+            groups = b.sdiv(ext[l], ir.Constant(I64, UNROLL))
+            with counted_loop(b, groups, f"l{l}u") as q:
+                i0 = b.mul(q, ir.Constant(I64, UNROLL))
+                for u, slots in enumerate([acc_slots] + extra):
+                    accumulate(slots, advance(offs, l, b.add(i0, ir.Constant(I64, u))))
+            done = b.mul(groups, ir.Constant(I64, UNROLL))
+            with counted_loop(b, b.sub(ext[l], done), f"l{l}r") as r:
+                accumulate(acc_slots, advance(offs, l, b.add(done, r)))
+            total = tuple(b.load(s, typ=scalar.compute(acc_t)) for s in acc_slots)
+            for slots in extra:
+                total = scalar.add(b, total, tuple(b.load(s, typ=scalar.compute(acc_t)) for s in slots), acc_t)
+            for slot, v in zip(acc_slots, total):
+                b.store(v, slot)
 
         nest(0, zero_offs)
     else:
