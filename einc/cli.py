@@ -38,8 +38,9 @@ def cmd_compile(args):
         if args.target == "cuda":
             from .codegen.cuda.emit import emit_step
             k = emit_step(plan, step, args.arch)
+            how = ("-gencode=arch=compute_90a,code=sm_90a" if k.arch == "sm_90a" else f"-arch={args.arch}")
             chunks.append(f"// ===== einc step {i} of {len(plan.steps)}: {step.text}  strategy={step.strategy}\n"
-                          f"// compile: nvcc -arch={args.arch} -c FILE.cu   (or NVRTC)\n{k.source}")
+                          f"// compile: nvcc {how} -c FILE.cu   (or NVRTC)\n{k.source}")
             continue
         from .execute import kernel_source
         _, build = kernel_source(plan, step)
