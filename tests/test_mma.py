@@ -169,9 +169,10 @@ def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     out = _poisoned(torch, ref.shape, dtype)
     r = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays], out=out, precision=precision)
     assert r is out
-    k = max(1, int(np.prod([n for l, n in zip(expr.split("->")[0].replace(",", ""), sum(map(list, shapes), []))
-                            if l not in expr.split("->")[1]])) // max(1, len(shapes)))
-    assert_matches(out.cpu().numpy(), expr, *arrays, terms=k,
+    lhs, rhs = expr.split("->")
+    extent = dict(zip(lhs.replace(",", ""), sum(map(list, shapes), [])))
+    k = int(np.prod([n for l, n in extent.items() if l not in rhs]))  # terms in each sum
+    assert_matches(out.cpu().numpy(), expr, *arrays, terms=max(k, 1),
                    product_eps=TF32_EPS if precision == "tf32" else 0.0)
 
 
