@@ -88,7 +88,9 @@ class Row:
     error: str = ""
 
 
-def _random(rng, shape, dtype):
+def random_operand(rng, shape, dtype):
+    """Test data whose int8 products and sums wrap and whose floats stay O(1) (also used by
+    the CUDA emulator tests)."""
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.random(shape) < 0.5
@@ -201,7 +203,7 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", pr
         return 0
     rng = np.random.default_rng(0)
     dts = dtype if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
-    host = [_random(rng, s, d) for s, d in zip(shapes, dts)]
+    host = [random_operand(rng, s, d) for s, d in zip(shapes, dts)]
     ref = _reference(subscripts, host)
     nbytes = int(np.prod(base_plan.out_shape, dtype=np.int64)) * base_plan.out_dtype.itemsize
     device = _Device(host, max(nbytes, 1))

@@ -31,6 +31,7 @@ import pytest
 
 import einc.api as api
 from einc.codegen.cuda.emit import CudaStepKernel, compile_options, emit_step
+from einc.tune import random_operand
 from oracle import assert_matches
 
 DTYPES = ("bool", "int8", "uint8", "int16", "int32", "int64",
@@ -415,17 +416,7 @@ def emulate(p, arrays, max_grid=3, gett_tile=None):
     return out
 
 
-def make(rng, shape, dt):
-    dt = np.dtype(dt)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.6
-    if dt.kind in "iu":
-        lo, hi = (-60, 60) if dt.kind == "i" else (0, 120)
-        return rng.integers(lo, hi, shape).astype(dt)  # products and sums wrap in int8
-    x = rng.uniform(-1, 1, shape)
-    if dt.kind == "c":
-        x = x + 1j * rng.uniform(-1, 1, shape)
-    return x.astype(dt)
+make = random_operand  # the tuner's test data: int8 products and sums wrap
 
 
 EMULATED = [

@@ -506,20 +506,27 @@ class _Emitter:
                         self.vstore(x, dst, b.add(drow, i64(v * p.W)), self.vb)
             with scattered:
                 # Column by column: walks k, the contiguous direction of a transposed B.
-                with Loop(b, 0, nr, 1, "pbj") as lj:
-                    j = lj.index
-                    nbj = b.add(oB, self.tab(self.nB, b.add(n, j)))
-                    with Loop(b, 0, kc, 1, "pbjk") as lk:
-                        k = lk.index
-                        x = self.ld(self.B, b.add(nbj, self.tab(self.kB, b.add(pc, k))))
-                        self.st(x, dst, b.add(b.mul(k, i64(p.NR)), j))
-                with Loop(b, nr, p.NR, 1, "pbz") as lj:
-                    with Loop(b, 0, kc, 1, "pbzk") as lk:
-                        self.st(self.zero, dst, b.add(b.mul(lk.index, i64(p.NR)), lj.index))
+                self.emit_pack_lines(dst, self.B, oB, self.nB, n, nr, p.NR, self.kB, pc, kc, "pb")
         with Loop(b, kc, kcp, 1, "pbt") as lk:
             drow = b.mul(lk.index, i64(p.NR))
             for v in range(p.nvec):
                 self.vstore(self.vzero, dst, b.add(drow, i64(v * p.W)), self.vb)
+
+    def emit_pack_lines(self, dst, src, o, tr, r0, count, R, tk, pc, kc, name):
+        """dst[k*R + r] = src[o + tr[r0+r] + tk[pc+k]] for r < count, k < kc; rows count..R
+        zero: an A panel's rows or a B panel's columns, one at a time along k (the panel
+        packers' general case, and their edge panels)."""
+        b = self.b
+        with Loop(b, 0, count, 1, name + "r") as lr:
+            r = lr.index
+            line = b.add(o, self.tab(tr, b.add(r0, r)))
+            with Loop(b, 0, kc, 1, name + "rk") as lk:
+                k = lk.index
+                x = self.ld(src, b.add(line, self.tab(tk, b.add(pc, k))))
+                self.st(x, dst, b.add(b.mul(k, i64(R)), r))
+        with Loop(b, count, R, 1, name + "z") as lr:
+            with Loop(b, 0, kc, 1, name + "zk") as lk:
+                self.st(self.zero, dst, b.add(b.mul(lk.index, i64(R)), lr.index))
 
     def emit_panel_unit(self, t, start, width, count):
         """i1: count == width and t[start+j] == t[start] + j for all j < width.
@@ -617,16 +624,7 @@ class _Emitter:
                                         self.st(x, dst, b.add(drow, i64(i)))
             with edge:
                 # Row by row: walks k, the contiguous direction of a row-major A.
-                with Loop(b, 0, mr, 1, "pai") as li:
-                    i = li.index
-                    mai = b.add(oA, self.tab(self.mA, b.add(m, i)))
-                    with Loop(b, 0, kc, 1, "paik") as lk:
-                        k = lk.index
-                        x = self.ld(self.A, b.add(mai, self.tab(self.kA, b.add(pc, k))))
-                        self.st(x, dst, b.add(b.mul(k, i64(p.MR)), i))
-                with Loop(b, mr, p.MR, 1, "paz") as li:
-                    with Loop(b, 0, kc, 1, "pazk") as lk:
-                        self.st(self.zero, dst, b.add(b.mul(lk.index, i64(p.MR)), li.index))
+                self.emit_pack_lines(dst, self.A, oA, self.mA, m, mr, p.MR, self.kA, pc, kc, "pa")
         with Loop(b, kc, kcp, 1, "pat") as lk:
             drow = b.mul(lk.index, i64(p.MR))
             for i in range(p.MR):
