@@ -45,6 +45,7 @@ class CpuJit:
         self._lock = threading.RLock()
         self._by_key: dict = {}
         self._modules: dict[str, str] = {}  # module name -> disk key, for the object cache
+        self._loaded: dict[str, bytes] = {}  # module name -> object code read for it, until added
         self._sources: dict = {}  # structural key -> IR text, for `einc compile`
         self.engine.set_object_cache(self._notify, self._getbuffer)
 
@@ -55,8 +56,9 @@ class CpuJit:
             self.disk.write(key, bytes(buffer))
 
     def _getbuffer(self, module):
-        key = self._modules.get(module.name)
-        blob = self.disk.read(key) if key else None
+        # the blob get() read and verified: reading the file again could see another
+        # version than the one that decided whether the module was optimised
+        blob = self._loaded.pop(module.name, None)
         if blob is not None:
             self.stats.disk_hits += 1
         return blob
@@ -93,11 +95,17 @@ class CpuJit:
                                        log=f"{e}\n{ir_text}") from e
             mod.name = modname
             self._modules[modname] = dkey
-            if self.disk.read(dkey) is None:
+            blob = self.disk.read(dkey)
+            if blob is None:
                 self._optimize(mod)
                 self.stats.compiled += 1
-            self.engine.add_module(mod)
-            self.engine.finalize_object()
+            else:
+                self._loaded[modname] = blob
+            try:
+                self.engine.add_module(mod)
+                self.engine.finalize_object()
+            finally:
+                self._loaded.pop(modname, None)
             addr = self.engine.get_function_address(name)
             if not addr:
                 raise EincCompileError(f"kernel {name} not found after JIT compilation")

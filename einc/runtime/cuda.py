@@ -31,9 +31,12 @@ def check(result, what="CUDA call"):
     cu = _driver()
     err, *vals = result
     if err != cu.CUresult.CUDA_SUCCESS:
-        _, msg = cu.cuGetErrorString(err)
-        text = msg.decode() if isinstance(msg, bytes) else str(msg)
-        raise EincCudaError(f"{what} failed: {err.name} ({text})")
+        try:
+            _, msg = cu.cuGetErrorString(err)
+            text = msg.decode() if isinstance(msg, bytes) else str(msg)
+        except Exception:  # no driver to describe it (or a broken one): the name says enough
+            text = "no description"
+        raise EincCudaError(f"{what} failed: {getattr(err, 'name', err)} ({text})")
     return vals[0] if len(vals) == 1 else (vals or None)
 
 
@@ -57,11 +60,15 @@ def nvrtc_version() -> str:
 
 
 def compile_cubin(source: str, name: str, options: dict, disk: DiskCache | None = None,
-                  stats=None) -> bytes:
-    """NVRTC ``source`` to cubin (no device needed); cached on disk when ``disk`` is given."""
+                  stats=None, refresh: bool = False) -> bytes:
+    """NVRTC ``source`` to cubin (no device needed); cached on disk when ``disk`` is given.
+
+    ``refresh`` skips the cached entry (the driver refused it) and overwrites it. A
+    failure raises EincCompileError with NVRTC's log and the path of the source it wrote.
+    """
     from cuda.core import Program, ProgramOptions
     key = digest(source, sorted(options.items()), nvrtc_version())
-    if disk is not None:
+    if disk is not None and not refresh:
         blob = disk.read(key)
         if blob is not None:
             if stats is not None:
@@ -81,15 +88,21 @@ def compile_cubin(source: str, name: str, options: dict, disk: DiskCache | None 
 
 
 def _dump_source(source: str, name: str) -> str:
+    """Write a source NVRTC refused where a user can open it: the cache's ``failed/``,
+    else the temporary directory; the name carries a hash, so two failures never share it."""
+    import tempfile
+    from pathlib import Path
     from .cache import cache_dir
-    try:
-        d = cache_dir() / "failed"
-        d.mkdir(parents=True, exist_ok=True)
-        path = d / f"{name}.cu"
-        path.write_text(source)
-        return str(path)
-    except OSError:
-        return "(could not write the source)"
+    fname = f"{name}-{digest(source)[:12]}.cu"
+    for d in (cache_dir() / "failed", Path(tempfile.gettempdir()) / "einc-failed"):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            path = d / fname
+            path.write_text(source)
+            return str(path)
+        except OSError:
+            continue
+    return "(could not write the source anywhere)"
 
 
 class CudaStats:
@@ -143,9 +156,17 @@ class CudaRuntime:
             fn = self._functions.get(key)
             if fn is None:
                 opts = dict(options, arch=kernel.arch) if getattr(kernel, "arch", "") else options
+                hits = self.stats.disk_hits
                 cubin = compile_cubin(kernel.source, kernel.name, opts, self.disk, self.stats)
                 self.make_current()
-                module = check(self.cu.cuModuleLoadData(cubin), f"cuModuleLoadData({kernel.name})")
+                try:
+                    module = check(self.cu.cuModuleLoadData(cubin), f"cuModuleLoadData({kernel.name})")
+                except EincCudaError:
+                    if self.stats.disk_hits == hits:
+                        raise
+                    # a verified cache entry the driver still refuses: compile afresh, once
+                    cubin = compile_cubin(kernel.source, kernel.name, opts, self.disk, self.stats, refresh=True)
+                    module = check(self.cu.cuModuleLoadData(cubin), f"cuModuleLoadData({kernel.name})")
                 self._modules.append(module)
                 fn = check(self.cu.cuModuleGetFunction(module, kernel.name.encode()),
                            f"cuModuleGetFunction({kernel.name})")
