@@ -1,6 +1,8 @@
 """The public entry points: einsum, contract_path, contract_expression."""
 from __future__ import annotations
 
+import math
+import operator
 import threading
 from collections import OrderedDict
 
@@ -14,7 +16,7 @@ from .errors import EincTypeError, EincValueError, EincShapeError, EincSpecError
 from .execute import Executable
 from .parse import parse, parse_sublists
 from .path import contraction_path, normalize_optimize
-from .plan import is_fortran, knobs, plan as make_plan, row_major
+from .plan import STRATEGIES, is_fortran, knobs, plan as make_plan, row_major
 
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 ORDERS = ("C", "F", "A", "K")
@@ -100,16 +102,38 @@ def _hashable(x):
         return repr(x)
 
 
+def _check_options(order, casting, backend, strategy):
+    """Validate the keywords every call path reads, before any of them is hashed or compared
+    (an unhashable ``strategy=[1]`` or an array ``order=`` must not fail inside a cache lookup)."""
+    for name, value, allowed in (("order", order, ORDERS), ("casting", casting, CASTINGS),
+                                 ("backend", backend, BACKENDS)):
+        if type(value) is not str or value not in allowed:
+            raise EincValueError(f"{name}={value!r}: use one of {', '.join(allowed)}")
+    if strategy is not None and (type(strategy) is not str or strategy not in STRATEGIES):
+        raise EincValueError(f"strategy={strategy!r}: use one of {', '.join(STRATEGIES)}")
+
+
+def _defaults(out, dtype, order, casting, optimize, memory_limit, backend, strategy, precision):
+    """Every option at its default (compared by type first: an array option has no truth value)."""
+    return (out is None and dtype is None and strategy is None and precision is None
+            and memory_limit is None and type(order) is str and order == "K"
+            and type(casting) is str and casting == "safe" and type(optimize) is str
+            and optimize == "auto" and type(backend) is str and backend == "auto")
+
+
 def _result_dtype(dtypes, dtype, casting):
-    if casting not in CASTINGS:
+    if type(casting) is not str or casting not in CASTINGS:
         raise EincValueError(f"casting={casting!r}: use one of {', '.join(CASTINGS)}")
     if dtype is None:
         try:
-            return np.result_type(*dtypes)
+            res = np.result_type(*dtypes)
         except TypeError as e:  # e.g. bfloat16 with float16: numpy knows no common type
             raise EincTypeError(f"operand dtypes {', '.join(map(str, dtypes))} have no common "
                                 f"type; pass dtype=") from e
-    res = check_supported(dtype, "dtype=")
+    else:
+        res = check_supported(dtype, "dtype=")
+    # numpy casts every operand to the result type under `casting`, dtype= or not, so
+    # casting='no' refuses operands of mixed dtypes
     for i, d in enumerate(dtypes):
         if not np.can_cast(d, res, casting):
             raise EincTypeError(f"operand {i} has dtype {d}, which cannot be cast to {res} "
@@ -234,14 +258,12 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     array([[0., 1.],
            [2., 3.]])
     """
-    if (out is None and dtype is None and strategy is None and precision is None and memory_limit is None
-            and order == "K" and casting == "safe" and optimize == "auto" and backend == "auto"):
+    if _defaults(out, dtype, order, casting, optimize, memory_limit, backend, strategy, precision):
         fast = _fast_call(operands)  # a repeated numpy call with default options
         if fast is not MISS:
             return fast
+    _check_options(order, casting, backend, strategy)
     strategy = knobs(strategy, precision)
-    if backend not in BACKENDS:
-        raise EincValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
     if backend != "cpu" and (backend == "cuda" or _maybe_device(operands, out)):
         if out is None and operands and type(operands[0]) is str:
             r = fast_cuda_einsum(operands[0], operands[1:], dtype, order, casting, optimize,
@@ -377,10 +399,30 @@ def contract_path(*operands, optimize="auto", memory_limit=None, shapes=False):
     """
     spec, raw = _split_args(operands)
     if shapes:
-        arrays = [ArraySpec(tuple(int(n) for n in s), (0,) * len(s), np.dtype(np.float64)) for s in raw]
+        arrays = [ArraySpec(dims, (0,) * len(dims), np.dtype(np.float64))
+                  for dims in (_shape(s, i) for i, s in enumerate(raw))]
     else:
         arrays = [_operand(x, i) for i, x in enumerate(raw)]
     return contraction_path(bind(spec, arrays), optimize, memory_limit)
+
+
+def _shape(s, i) -> tuple:
+    """A shape given as numbers (``contract_path(shapes=True)``, ``contract_expression``)."""
+    try:
+        dims = tuple(operator.index(n) for n in s)
+    except TypeError:
+        raise EincTypeError(f"the shape of operand {i} must be a sequence of ints, got {s!r}") from None
+    if any(n < 0 for n in dims):
+        raise EincShapeError(f"the shape of operand {i}, {dims}, has a negative size")
+    return dims
+
+
+def _array_shape(s, i, dtype) -> tuple:
+    """A shape some numpy array of ``dtype`` can have (an expression for others could never run)."""
+    dims = _shape(s, i)
+    if len(dims) > 64 or math.prod(dims) * dtype.itemsize >= 2**63:
+        raise EincShapeError(f"the shape of operand {i}, {dims}, is larger than a numpy array can be")
+    return dims
 
 
 class ContractExpression:
@@ -395,15 +437,20 @@ class ContractExpression:
     def __init__(self, subscripts, *shapes, dtype=None, optimize="auto", memory_limit=None,
                  strategy=None, precision=None):
         self.subscripts = subscripts
-        self.shapes = tuple(tuple(int(n) for n in s) for s in shapes)
         self.spec = parse(subscripts)
         dts = dtype if isinstance(dtype, (list, tuple)) else [dtype or np.float64] * len(shapes)
+        if len(dts) != len(shapes):
+            raise EincValueError(f"dtype= names {len(dts)} dtype(s) for {len(shapes)} shapes")
         self.dtypes = tuple(check_supported(d, f"dtype of operand {i}") for i, d in enumerate(dts))
+        self.shapes = tuple(_array_shape(s, i, d) for i, (s, d) in enumerate(zip(shapes, self.dtypes)))
+        _check_options("K", "safe", "cpu", strategy)
         self.options = dict(optimize=optimize, memory_limit=memory_limit, strategy=knobs(strategy, precision))
         normalize_optimize(optimize, memory_limit)
         self._cache: dict = {}
         self._fast: dict = {}
-        proto = [np.empty(s, dtype=d) for s, d in zip(self.shapes, self.dtypes)]
+        # planned for descriptions of C-ordered operands: nothing is allocated for big shapes
+        proto = [ArraySpec(s, tuple(x * d.itemsize for x in row_major(s)), d)
+                 for s, d in zip(self.shapes, self.dtypes)]
         self._executable(proto, None, None, "K", "safe")  # plan and compile now
 
     def _executable(self, arrays, out, dtype, order, casting):
@@ -416,7 +463,7 @@ class ContractExpression:
         return ex
 
     def __call__(self, *arrays, out=None, dtype=None, order="K", casting="safe"):
-        if out is None and dtype is None and order == "K" and casting == "safe":
+        if _defaults(out, dtype, order, casting, "auto", None, "auto", None, None):
             try:  # a signature this expression has run before: no checks left to repeat
                 ex = self._fast.get(_signature([a for a in arrays if type(a) is np.ndarray]))
             except AttributeError:
@@ -432,6 +479,7 @@ class ContractExpression:
         return _run(ex, arrays, out)
 
     def _checked(self, arrays, out, dtype, order, casting):
+        _check_options(order, casting, "cpu", None)
         arrays = [_operand(x, i) for i, x in enumerate(arrays)]
         if len(arrays) != len(self.shapes):
             raise EincSpecError(f"this expression takes {len(self.shapes)} operands, got {len(arrays)}")

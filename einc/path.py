@@ -73,7 +73,9 @@ def contraction_path(bound: Bound, optimize="auto", memory_limit=None):
         kind = (tuple(range(n)),)
     if isinstance(kind, tuple):
         check_path(kind, n)
-        kind = [tuple(c) for c in kind]
+        # numpy runs a lone operand through one step even when the path names none
+        # (optimize=[] or ['einsum_path']); an empty plan would leave the output unwritten
+        kind = [tuple(c) for c in kind] or [(0,)]
     shapes = [lay.extents for lay in bound.inputs]
     try:
         path, info = oe.contract_path(equation(bound), *shapes, shapes=True, optimize=kind,

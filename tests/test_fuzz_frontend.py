@@ -1,0 +1,93 @@
+"""Front-end fuzzing: arbitrary calls give numpy's answer or an EincError, nothing else.
+
+The property tests run tests/fuzz_frontend.py's strategies through tests/fuzz_check.py's
+contract on a small budget (CI derandomizes them, see conftest.py); `make fuzz` runs the
+same for 100,000 fresh inputs. Below them, one fixed case per bug the fuzzer found.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import einc
+from einc import errors as E
+from fuzz_check import outcome
+from fuzz_frontend import cli_cases, einsum_cases, expression_cases, path_cases
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@FUZZ
+@given(einsum_cases())
+def test_einsum_calls_keep_the_contract(case):
+    outcome(case)
+
+
+@settings(FUZZ, max_examples=100)
+@given(path_cases())
+def test_contract_path_calls_keep_the_contract(case):
+    outcome(case)
+
+
+@settings(FUZZ, max_examples=100)
+@given(expression_cases())
+def test_contract_expression_calls_keep_the_contract(case):
+    outcome(case)
+
+
+@settings(FUZZ, max_examples=60)
+@given(cli_cases())
+def test_cli_calls_keep_the_contract(case):
+    outcome(case)
+
+
+# ------------------------------------------------------------------ bugs the fuzzer found
+
+a23, b34 = np.ones((2, 3)), np.ones((3, 4))
+
+
+@pytest.mark.parametrize("call,cls,needle", [
+    # unhashable or array-valued options failed inside the cache lookup (TypeError/ValueError)
+    (lambda: einc.einsum("ij,jk", a23, b34, strategy=[1]), E.EincValueError, "strategy=[1]"),
+    (lambda: einc.einsum("ij,jk", a23, b34, order=[1]), E.EincValueError, "order=[1]"),
+    (lambda: einc.einsum("ij,jk", a23, b34, casting=[1]), E.EincValueError, "casting=[1]"),
+    (lambda: einc.einsum("ij,jk", a23, b34, order=np.array(["C", "F"])), E.EincValueError, "order="),
+    (lambda: einc.contract_expression("ij,jk", (2, 3), (3, 4))(a23, b34, order=np.array(["C", "F"])),
+     E.EincValueError, "order="),
+    # casting='no' let mixed operand dtypes through (numpy refuses them)
+    (lambda: einc.einsum("i,i", np.ones(2, bool), np.ones(2, np.uint8), casting="no"),
+     E.EincTypeError, "operand 0 has dtype bool"),
+    # contract_path(shapes=True) and contract_expression took anything as a shape
+    (lambda: einc.contract_path("ij", None, shapes=True), E.EincTypeError, "operand 0"),
+    (lambda: einc.contract_path("ij", 5, shapes=True), E.EincTypeError, "operand 0"),
+    (lambda: einc.contract_path("", "2x3", shapes=True), E.EincTypeError, "'2x3'"),
+    (lambda: einc.contract_path("ij,jk", (2, -3), (3, 4), shapes=True), E.EincShapeError, "negative"),
+    (lambda: einc.contract_expression("ij", (2.5, 3)), E.EincTypeError, "operand 0"),
+    (lambda: einc.contract_expression("i", ("a",)), E.EincTypeError, "operand 0"),
+    (lambda: einc.contract_expression("i", 5), E.EincTypeError, "operand 0"),
+    (lambda: einc.contract_expression("ij", (-1, 2)), E.EincShapeError, "negative"),
+    # shapes no numpy array can have: np.empty's ValueError escaped
+    (lambda: einc.contract_expression("i", (10**30,)), E.EincShapeError, "larger than"),
+    (lambda: einc.contract_expression("ij", (2**40, 2**40)), E.EincShapeError, "larger than"),
+    (lambda: einc.contract_expression("ij,jk", (2, 3), (3, 4), dtype=["float32"]), E.EincValueError, "1 dtype"),
+])
+def test_fuzzer_found_error(call, cls, needle):
+    with pytest.raises(cls) as info:
+        call()
+    assert isinstance(info.value, einc.EincError)
+    assert needle in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("optimize", [[], ["einsum_path"]])
+def test_empty_path_for_one_operand_still_computes(optimize):
+    # was: no step planned, so the output came back uninitialised (einc.einsum('c', a, optimize=[]))
+    a = np.array([2, 1], np.uint8)
+    np.testing.assert_array_equal(einc.einsum("c", a, optimize=optimize), a)
+    np.testing.assert_array_equal(einc.einsum("ij->j", a23, optimize=optimize), a23.sum(0))
+
+
+def test_contract_expression_plans_huge_shapes_without_allocating():
+    # planned from descriptions of the operands: a 20 TB operand costs nothing to plan
+    expr = einc.contract_expression("ij,jk->ik", (2**20, 2**20), (2**20, 8))
+    assert expr.shapes == ((2**20, 2**20), (2**20, 8))
