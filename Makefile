@@ -21,6 +21,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+fuzz: $(STAMP)
+	$(PY) scripts/fuzz.py
+
 bench: $(STAMP)
 	$(VENV)/bin/einc bench --backend cpu
 
