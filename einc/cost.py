@@ -63,6 +63,8 @@ H200 = DeviceProfile(
         # tf32 254 TFLOP/s and int8 948 TOP/s (H200, wgmma) at wave efficiency 0.97. Recalibrate
         # from `einc tune` / benchmark results as the kernels change.
         ("mma/f16", 524e12), ("mma/bf16", 496e12), ("mma/tf32", 262e12), ("mma/i8", 977e12),
+        # skinny (small N): RM x NP FFMAs per RM + NP/4 shared loads, 16 warps per SM (guess)
+        ("skinny/4", 40e12), ("skinny/8", 17e12), ("skinny/convert", 30e12),
     ))
 PROFILES = {"H200": H200}
 
@@ -80,7 +82,8 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "strided": 0.35,  # the permutation kernel reads strided: ~1-2 TB/s measured
           "transpose": 0.7,  # 32x32 shared-memory tiles, both sides coalesced: guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
-          "gett": 1.0}
+          "gett": 1.0,
+          "skinny": 0.9}  # every input byte once, 32-byte sectors or better: guess
 LOOP_TERM_S = 30e-9  # one summed term per lane: L2 latency over 4 accumulators in flight (guess)
 TIE = 0.10  # predictions closer than this are within the model's error
 # gett or reduce: the loop kernels' rate on a GEMM is a guess, so the model overrides the
@@ -331,6 +334,36 @@ def gemm_strategy(modes, in_dtypes, res_dtype, compute, splits, reduce_split, fa
     return "gett" if gett < red else "reduce"
 
 
+def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> Prediction:
+    """The skinny kernel (emit_skinny.py) on a step whose small group has N elements."""
+    compute = np.dtype(compute)
+    family = ("skinny/convert" if any(np.dtype(d) != compute for d in in_dtypes)
+              else f"skinny/{8 if compute.itemsize > 4 else 4}")
+    te = N / (max(8, _cdiv(N, 8) * 8)) if N else 1.0
+    flops = 2 * M * N * K * batch
+    compute_s = flops / (profile.peak(family) * te) if flops else 0.0
+    memory = nbytes / (profile.bandwidth * ACCESS["skinny"])
+    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, "skinny", te)
+
+
+def skinny_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:
+    """Whether a CUDA gett step should run on the skinny kernel: it applies (a group of at
+    most 32 elements against a large one) and beats the tiled kernels' prediction (tensor
+    cores can still win a compute-heavy bf16 step whose N fills part of a tile)."""
+    from .codegen.cuda.emit_skinny import skinny_applies, skinny_layout
+    dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
+    if not skinny_applies(step, dtypes, np.dtype(compute)):
+        return False
+    profile = profile or profile_for()
+    M, N, K, batch = _groups(step.modes)
+    small, big = (N, M) if skinny_layout(step).ta == 1 else (M, N)
+    mine = predict_skinny(big, small, K, batch, step.bytes, in_dtypes, compute, profile).seconds
+    family = gett_family(in_dtypes, compute, precision, M * N * K * batch)
+    tile = "wgmma128x128" if family.startswith("mma") else (config_tile(step) or "64x64x8")
+    other = predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, np.dtype(in_dtypes[0]).itemsize)
+    return mine <= other.seconds * (1 + TIE)  # a tie (K = 0: no work) goes to skinny
+
+
 def gett_config(modes, in_dtypes, compute, nbytes, profile=None) -> tuple:
     """A CUDA gett step's Step.config: the tile the model predicts fastest (emit reads it)."""
     profile = profile or profile_for()
@@ -403,6 +436,12 @@ def predict_step(plan, step, profile=None) -> Prediction:
     M, N, K, batch = _groups(step.modes)
     gemm = (step.strategy == "gett" and len(step.operands) == 2 and {"m", "n", "k"} <= kinds
             and "sum" not in kinds and compute.kind in "iuf" and all(dtype_kind(d) in "iuf" for d in dtypes[1:]))
+    if gemm and config_tile(step) == "skinny":
+        from .codegen.cuda.emit_skinny import skinny_layout
+        lay = skinny_layout(step)
+        if lay is not None:
+            small, big = (N, M) if lay.ta == 1 else (M, N)
+            return predict_skinny(big, small, K, batch, step.bytes, dtypes[1:], compute, profile)
     if gemm:
         family = gett_family(dtypes[1:], compute, getattr(plan, "precision", "highest"), M * N * K * batch)
         if family.startswith("mma"):

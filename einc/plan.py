@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import tuned as _tuned
-from .cost import TIE, gemm_strategy, gett_config, gett_family, predict_split, profile_for
+from .cost import TIE, gemm_strategy, gett_config, gett_family, predict_split, profile_for, skinny_pays
 from .dtypes import accumulator, kind as dtype_kind
 from .errors import EincValueError
 from .ir import Bound, Buffer, EllipsisDim, Layout, Mode, Plan, Step
@@ -122,6 +122,9 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
     config: tuple = ()
     if choice == "gett" and backend == "cuda":  # the tile the cost model predicts fastest
         config = gett_config(modes, in_dtypes, compute, nbytes)
+        draft = Step(tuple(op_bufs), res_buf, modes, strides, choice, compute, flops, nbytes, "", config)
+        if skinny_pays(draft, in_dtypes, res_dtype, compute):
+            config = (("tile", "skinny"),)
     if choice in ("generic", "reduce"):
         if choice == "generic":
             free = [j for j, m in enumerate(modes) if m.kind not in ("sum", "k")]
@@ -500,7 +503,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
         step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
                          [d for _, _, d in ops], res_dt, compute, tuned.strategy(k, strategy), backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation
-        if backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2:
+        skinny = ("tile", "skinny") in step.config  # reads every operand in place
+        if backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2 and not skinny:
             tc = tensor_core_copies(step, ops, precision)
             new_ops, copies, c_order = (ops, tc, None) if tc is not None else gpu_contiguous(step, ops)
             for j, (labels, (b0, l0, d0)) in enumerate(zip(copies, ops)):

@@ -17,6 +17,11 @@ DTYPES = ["float32", "float64", "float16", "int8", "int32", "int64", "complex64"
 TC_CASES = [("ij,jk->ik", [(257, 136), (136, 72)]), ("ik,jk->ij", [(260, 96), (100, 96)]),
             ("ki,kj->ij", [(96, 250), (96, 120)]), ("abk,kcd->abcd", [(16, 17, 128), (128, 8, 9)])]
 TC_DTYPES = ["float16", "bfloat16", "int8", "tf32"]
+# the skinny kernel (a small N or M group against >= 4096 rows): staged C, K-fast A, a rest
+# table with ragged tiles, the small group on the M side
+SKINNY_CASES = [("akb,jk->jba", [(70, 9, 65), (24, 9)]), ("abk,kj->bja", [(70, 65, 19), (19, 20)]),
+                ("akbc,jk->cjba", [(9, 5, 20, 33), (24, 5)]), ("jk,akb->jba", [(24, 9), (70, 9, 65)])]
+SKINNY_DTYPES = ["float32", "float64", "float16", "int8", "int64"]
 
 
 def tensor_core_case(rng, subs, shapes, dt, misaligned) -> bool:
@@ -53,6 +58,17 @@ def main():
             if not good:
                 print("MISMATCH", subs, dt, strategy)
     runs = len(CASES) * len(DTYPES)
+    for subs, shapes in SKINNY_CASES:
+        for dt in SKINNY_DTYPES:
+            ops = [(rng.standard_normal(s) * 3).astype(dt) for s in shapes]
+            got = einc.einsum(subs, *ops, backend="cuda")
+            ref = np.einsum(subs, *[o.astype(np.float64) for o in ops], optimize=True)
+            good = (np.array_equal(got, np.einsum(subs, *ops, optimize=True)) if np.dtype(dt).kind in "iu"
+                    else np.allclose(got.astype(np.float64), ref, rtol=1e-2, atol=1e-2))
+            bad += not good
+            runs += 1
+            if not good:
+                print("MISMATCH", subs, dt, "skinny")
     for subs, shapes in TC_CASES:
         for dt in TC_DTYPES:
             for misaligned in (False, True):

@@ -42,7 +42,7 @@ def test_no_split_when_output_fills_the_gpu_or_k_is_short():
 
 @pytest.mark.parametrize("subs,shapes", [
     ("amji,cbkm->kjicba", [(6, 5, 4, 6), (4, 5, 3, 5)]),      # ccsd_t: every group permuted
-    ("akdbc,jk->cjbda", [(12, 5, 8, 6, 12), (7, 5)]),          # intensli
+    ("akdbc,jk->cjbda", [(12, 5, 8, 6, 12), (40, 5)]),         # intensli-like (N > 32: not skinny)
     ("njmi,mknl->lkji", [(8, 6, 9, 10), (9, 6, 8, 7)]),        # ccsd ijkl
     ("bij,bkj->bik", [(3, 40, 50), (3, 60, 50)]),              # contiguous: no copies
 ])

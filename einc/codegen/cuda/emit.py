@@ -122,12 +122,17 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
     ``arch`` does not change the source today (the runtime compiles for it); it is
     accepted so that tile choices may depend on it later. ``gett_tile`` forces one of
     ``GETT_TILES`` (the SIMT kernel, even where tensor cores apply) or of
-    ``emit_mma.MMA_TILES`` (tests use it to run the large tiles on small problems).
+    ``emit_mma.MMA_TILES`` (tests use it to run the large tiles on small problems), or
+    ``"skinny"`` (emit_skinny.py) for a step with a small N or M group.
     """
     dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype)
                                                             for o in step.operands]
     compute = np.dtype(step.compute)
     if step.strategy == "gett" and _gett_applies(step, dtypes, compute):
+        from .emit_skinny import TILE as SKINNY, emit_skinny, skinny_layout
+        planned = next((x[1] for x in step.config if isinstance(x, tuple) and len(x) == 2 and x[0] == "tile"), None)
+        if (gett_tile or planned) == SKINNY and skinny_layout(step, 1) is not None:
+            return emit_skinny(step, dtypes, compute)
         from .emit_mma import MMA_TILES, emit_mma, mma_op
         from .emit_wgmma import WGMMA_TILES, emit_wgmma
         op = None if gett_tile in GETT_TILES else mma_op(step, dtypes, compute, plan.precision)

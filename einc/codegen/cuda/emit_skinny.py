@@ -1,0 +1,180 @@
+"""GEMM steps with a small N (or M) group: the `skinny` kernel (kernels/skinny.cuh).
+
+A gett step whose N group (or, swapping the operands, its M group) has at most ``NP_MAX``
+elements while the other one is large (TCCG's intensli cases: N = j = 24, M in the
+millions) is memory-bound. The skinny kernel keeps every column of a row in registers,
+streams the big operand once along its unit-stride mode, and writes C along its own
+unit-stride mode (through shared memory when the two differ).
+
+>>> import einc.api
+>>> p = einc.api.plan_for("akb,jk->jba", [(384, 64, 384), (24, 64)], "float32", backend="cuda")
+>>> k = emit_step(p, p.steps[0])
+>>> k.name.startswith("einc_skinny_"), k.block
+(True, (256, 1, 1))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...ir import Step
+from .emit import (_ACC_SIZE, _COMPUTE, _STORAGE, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv,
+                   _gett_applies, _header, _label, _merge, _name, _types)
+
+NP_MAX = 32  # columns a thread keeps in registers (RM x NP accumulators)
+MIN_ROWS = 4096  # big-group elements (x batch) below which the GEMM tiles are as good
+RM, BK, S = 2, 8, 4  # rows per thread, k per slice, cp.async stages
+TILE = "skinny"
+
+
+@dataclass(frozen=True)
+class SkinnyLayout:
+    """The step as C[r, x, y, n] = sum_k A[r, x, y, k] B[r, k, n] (see skinny.cuh).
+
+    ``ta``/``tb``: the step tensors (1, 2) acting as A and B; ``x``/``y``: (extent, (sC, sA,
+    sB)) of the box axes (y None when M has one mode); ``rest``/``n``/``k``: mode lists.
+    """
+
+    ta: int
+    tb: int
+    x: tuple
+    y: tuple | None
+    rest: list
+    n: list
+    k: list
+    stage_c: bool
+    b_kfast: bool
+    labels: dict
+
+
+def _groups(step: Step, ta: int, tb: int):
+    """Mode lists (extent, (sC, sA, sB)) per kernel group, with A/B as ta/tb."""
+    small, big = ("n", "m") if ta == 1 else ("m", "n")
+    out = {"rest": [], "big": [], "n": [], "k": []}
+    labels = {"rest": [], "big": [], "n": [], "k": []}
+    for j, m in enumerate(step.modes):
+        st = (step.strides[0][j], step.strides[ta][j], step.strides[tb][j])
+        g = {"batch": "rest", big: "big", small: "n", "k": "k"}.get(m.kind)
+        if g is None:
+            return None
+        out[g].append((m.extent, st))
+        labels[g].append(_label(m.label))
+    return out, labels
+
+
+def skinny_layout(step: Step, min_rows: int | None = None) -> SkinnyLayout | None:
+    """The skinny view of a gett step, or None when it has no small group (of at most
+    NP_MAX elements, against at least ``min_rows`` in the big group times the batch)."""
+    if len(step.operands) != 2:
+        return None
+    min_rows = MIN_ROWS if min_rows is None else min_rows
+    ext = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
+           for g in ("batch", "m", "n", "k")}
+    if ext["n"] <= NP_MAX and ext["m"] * ext["batch"] >= min_rows:
+        ta, tb = 1, 2
+    elif ext["m"] <= NP_MAX and ext["n"] * ext["batch"] >= min_rows:
+        ta, tb = 2, 1
+    else:
+        return None
+    got = _groups(step, ta, tb)
+    if got is None:
+        return None
+    g, labels = got
+    big = sorted(g["big"], key=lambda e: -abs(e[1][1]) if e[1][1] else float("-inf"))
+    big = _merge(big)  # A's order; merge what is contiguous in C and A alike
+    unit = lambda mode, t: abs(mode[1][t]) == 1
+    a_fast = next((b for b in big if unit(b, 1)), None)
+    c_fast = next((b for b in big if unit(b, 0)), None)
+    # X: the lane axis, along A's unit stride if it is in M, else C's, else the largest
+    x = a_fast or c_fast or max(big, key=lambda e: e[0])
+    others = [b for b in big if b is not x]
+    stage_c = False
+    if c_fast is not None and c_fast is not x:
+        y, stage_c = c_fast, a_fast is not None  # lanes on A's unit stride: stores go through smem
+    else:
+        y = max(others, key=lambda e: e[0]) if others else None
+    rest = [b for b in others if b is not y] + g["rest"]
+    k = _merge(sorted(g["k"], key=lambda e: -abs(e[1][1])))
+    b_kfast = any(abs(st[2]) == 1 for _, st in k)
+    return SkinnyLayout(ta, tb, x, y, rest, g["n"], k, stage_c, b_kfast, labels)
+
+
+def skinny_applies(step: Step, dtypes, compute) -> bool:
+    """Whether the skinny kernel can run ``step`` (a real GEMM-shaped step with a small group)."""
+    return _gett_applies(step, dtypes, compute) and skinny_layout(step) is not None
+
+
+def _offsets(modes, t) -> np.ndarray:
+    off = np.zeros(1, dtype=np.int64)
+    for e, st in modes:
+        off = (off[:, None] + np.arange(e, dtype=np.int64) * st[t]).ravel()
+    return off
+
+
+def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
+    lay = skinny_layout(step, min_rows=1)
+    assert lay is not None, "skinny_applies() first"
+    N = int(np.prod([e for e, _ in lay.n], dtype=np.int64)) if lay.n else 1
+    NP = max(8, _cdiv(N, 8) * 8)
+    K = int(np.prod([e for e, _ in lay.k], dtype=np.int64)) if lay.k else 1
+    tab_k = len(lay.k) > 1
+    one_axis = lay.y is None
+    U = lay.x[0]
+    V = lay.y[0] if lay.y else 1
+    TY = 8 * RM
+    tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
+    tiles_y = 1 if one_axis else _cdiv(V, TY)
+    rest_c, rest_a, rest_b = (_offsets(lay.rest, t) for t in (0, 1, 2))
+    R = len(rest_c)
+
+    tout, tcn, tan, tin = _types(dtypes, compute)
+    sa, sb = tin[lay.ta - 1], tin[lay.tb - 1]
+    acc = _ACC_SIZE[tan]
+    a_item = dtypes[lay.ta].itemsize
+    async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
+    KC = 128 if acc <= 4 else 64
+    smem = KC * NP * acc + max(S * BK * RM * 256 * a_item if async_ok else 0,
+                               8 * TY * 33 * acc if lay.stage_c else 0)
+
+    tables = [rest_a, rest_b, rest_c]
+    if tab_k:
+        tables += [_offsets(lay.k, 1), _offsets(lay.k, 2)]
+    n_b, n_c = _offsets(lay.n, 2), _offsets(lay.n, 0)
+    tables += [n_b, n_c]
+    ys = lay.y[1] if lay.y else (0, 0, 0)
+    k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
+    words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2],
+             ("table", 0), ("table", 1), ("table", 2)]
+    words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
+    nt = len(tables)
+    words += [("table", nt - 2), ("table", nt - 1)]
+
+    flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast)
+    minb = 2 if acc <= 4 else 1  # fp64: RM x NP doubles need the whole register file
+    key = (VERSION, "skinny", NP, RM, BK, S, KC, minb, flags, lay.ta, dtypes[0].name, compute.name,
+           tuple(d.name for d in dtypes[1:]))
+    name = _name("skinny", key, dtypes)
+    b = lambda v: "true" if v else "false"
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {RM}, {BK}, {S}, {KC}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
+    spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
+            f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
+            f"  einc_skinny<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+    tiles = R * tiles_x * tiles_y
+    family = (f"skinny: every block owns {'%d consecutive X' % (32 * TY) if one_axis else '32 X x %d Y' % TY} "
+              f"rows of one rest index and all {N} columns (padded to {NP}), {RM} rows per thread; "
+              + (f"{S}-stage thread-private cp.async ring for A" if async_ok else "A prefetched a slice ahead in registers")
+              + f"; B in shared-memory chunks of {KC} k; "
+              + ("C staged through shared memory and stored along Y" if lay.stage_c else "C stored per row")
+              + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
+    L = lay.labels
+    modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
+                  f"k {' '.join(L['k'])}")
+    launch = [f"launch:   1-D grid-stride over {tiles} tiles, 256 threads; {smem} bytes of dynamic shared memory",
+              f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
+    header = _header(step, family, dtypes, compute, modes_line, launch)
+    source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh"], spec)
+    grid = max(1, min(tiles, 2 * SM_COUNT * 8))
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), smem, tuple(tables), 8 * len(words),
+                          tuple(words))

@@ -1,0 +1,249 @@
+// einc CUDA kernel family `skinny`: a GETT step whose N group is small (N <= 32),
+//
+//   C[r, x, y, n] = sum_k A[r, x, y, k] * B[r, k, n]
+//
+// the shape of TCCG's intensli cases (`akdbc,jk->cjbda`: N = j = 24, A hundreds of MB).
+// Such a step is memory-bound (intensity <= 2N / itemsize), and a 128x128 GEMM tile wastes
+// most of its work on N and stores C one scattered element at a time. Here every block
+// owns a box of M indices and *all* N columns, streams its A rows exactly once, and keeps B
+// (tiny) in shared memory.
+//
+// The M group is seen as a box over two of its modes plus the rest: X (the lane axis: A's
+// unit-stride mode when A is M-fast, else C's), Y (C's unit-stride mode when it is an M mode
+// other than X, else the largest other M mode; absent when M has one mode: ONE_AXIS), and
+// `rest` (every other M mode and the batch modes, addressed through offset tables ra/rb/rc
+// of R entries, so batch modes move B too). N and K are addressed through tables (N) and a
+// stride or tables (K, TAB_K).
+//
+// Ownership: a block of NT = 256 threads owns one tile: 32 X values x TY = 8*RM Y values
+// (ONE_AXIS: 32*TY consecutive X values) of one rest index, times all N. Thread t owns the
+// RM rows  l = t % 32, y = t / 32 + 8 i  (i < RM), each with NP accumulators, so a warp's
+// loads of one k run along X: coalesced when A is M-fast, one 32-byte sector per row and
+// slice when A is K-fast (BK = 8 consecutive k).
+//
+// Pipelines:
+//  - ASYNC (storage = accumulator size, no conversion: fp32, fp64, int32, int64): each
+//    thread cp.async-copies *its own* rows' slices into an S-stage ring of shared memory
+//    and reads back only what it wrote, so cp.async.wait_group alone orders them: the A
+//    stream needs no barrier. A stage is refilled one slice after it was read (S - 2
+//    slices stay in flight while one is multiplied).
+//  - otherwise (fp16, bf16, int8, ...: converted on load) one slice is prefetched into
+//    registers while the previous one is multiplied.
+// B is staged in chunks of KC k (all N, converted to the accumulator type) in shared
+// memory; the barrier before a chunk is WAR (every thread finished the previous chunk),
+// the one after it RAW (the chunk is complete before anyone multiplies).
+//
+// Epilogue: with STAGE_C (lanes run along X but C is unit-stride along Y) the tile goes
+// through shared memory 8 columns at a time and leaves Y-fast, so a warp writes runs of TY
+// contiguous elements; the barrier before staging is WAR on the A ring the staging area
+// reuses, the two per column group RAW (staged before read) and WAR (read before the next
+// group overwrites). Otherwise each thread stores its own rows (coalesced along X).
+#pragma once
+#include "common.cuh"
+#include "gett.cuh"
+
+struct EincSkinnyMeta {
+  long long U, V, N, K, R;       // X extent, Y extent (1: absent), N, K, rest count
+  long long tiles_x, tiles_y;    // tiles along X and Y
+  long long a_x, a_y, c_x, c_y;  // strides of the box axes in A and C
+  long long a_k, b_k;            // K strides (single-mode K)
+  const long long* ra;           // rest offsets in A, B, C (R entries each)
+  const long long* rb;
+  const long long* rc;
+  const long long* ta_k;         // K offset tables (TAB_K), else null
+  const long long* tb_k;
+  const long long* tb_n;         // N offsets in B and C (N entries each)
+  const long long* tc_n;
+};
+
+template <int NP_, int RM_, int BK_, int S_, int KC_> struct EincSkinnyTile {
+  static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KC = KC_;
+  static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
+  static_assert(NP % 8 == 0 && KC % BK == 0, "whole column groups and slices");
+};
+
+// Dynamic shared memory the kernel needs (the emitter computes the same number).
+template <class Cfg, bool ASYNC, bool STAGE_C, class TA, class SA> constexpr int einc_skinny_smem() {
+  constexpr int bs = Cfg::KC * Cfg::NP * static_cast<int>(sizeof(TA));
+  constexpr int as = ASYNC ? Cfg::S * Cfg::BK * Cfg::BM * static_cast<int>(sizeof(SA)) : 0;
+  constexpr int cs = STAGE_C ? 8 * Cfg::TY * 33 * static_cast<int>(sizeof(TA)) : 0;
+  return bs + (as > cs ? as : cs);
+}
+
+template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, class TOut, class TC,
+          class TA, class SA, class SB>
+__device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* __restrict__ a_ptr,
+                                            const void* __restrict__ b_ptr, const EincSkinnyMeta& p) {
+  constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, KC = Cfg::KC, NT = Cfg::NT, TY = Cfg::TY;
+  constexpr int BM = Cfg::BM, S = Cfg::S;
+  static_assert(!ASYNC || sizeof(SA) == sizeof(TA), "async copies move raw bits");
+  static_assert(!ASYNC || S >= 2, "at least double buffering");
+#ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
+  alignas(16) static unsigned char einc_smem[einc_skinny_smem<Cfg, ASYNC, STAGE_C, TA, SA>()];
+#else
+  extern __shared__ __align__(16) unsigned char einc_smem[];
+#endif
+  TA* Bs = reinterpret_cast<TA*>(einc_smem);                              // [KC][NP]
+  unsigned char* after_b = einc_smem + KC * NP * sizeof(TA);
+  SA* As = reinterpret_cast<SA*>(after_b);                                // [S][BK][BM] (ASYNC)
+  TA* Cs = reinterpret_cast<TA*>(after_b);                                // [8][TY][33] (STAGE_C)
+
+  const SA* __restrict__ A = static_cast<const SA*>(a_ptr);
+  const SB* __restrict__ B = static_cast<const SB*>(b_ptr);
+  TOut* __restrict__ C = static_cast<TOut*>(out);
+  const int tid = threadIdx.x, lane = tid & 31;
+  const long long per_rest = p.tiles_x * p.tiles_y, tiles = per_rest * p.R;
+
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const long long r = tile / per_rest, rem = tile - r * per_rest;
+    const long long ty0 = rem / p.tiles_x, tx0 = rem - ty0 * p.tiles_x;
+    const long long x0 = tx0 * (ONE_AXIS ? 32 * TY : 32), y0 = ty0 * TY;
+    const long long a_rest = __ldg(p.ra + r), b_rest = __ldg(p.rb + r), c_rest = __ldg(p.rc + r);
+
+    // This thread's rows: in range?, A row offset, C row offset.
+    bool ok[RM];
+    long long a_row[RM], c_row[RM];
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const int yl = (tid >> 5) + 8 * i;
+      const long long x = x0 + (ONE_AXIS ? lane + 32 * yl : lane), y = ONE_AXIS ? 0 : y0 + yl;
+      ok[i] = x < p.U && y < p.V;
+      a_row[i] = ok[i] ? a_rest + x * p.a_x + y * p.a_y : 0;
+      c_row[i] = c_rest + x * p.c_x + y * p.c_y;
+    }
+
+    TA acc[RM][NP];
+#pragma unroll
+    for (int i = 0; i < RM; ++i)
+#pragma unroll
+      for (int n = 0; n < NP; ++n) acc[i][n] = zero<TA>();
+
+    // Offset of k (absolute) in A / B.
+    auto a_koff = [&](long long k) { return TAB_K ? __ldg(p.ta_k + k) : k * p.a_k; };
+    auto b_koff = [&](long long k) { return TAB_K ? __ldg(p.tb_k + k) : k * p.b_k; };
+
+    // Multiply one slice: row values a(i, kk) for kk < BK, B rows kb + kk of the chunk.
+    // (Two k at a time from shared memory: a full unroll hoists the slice's loads and
+    // spills at the 128-register cap; register-held slices need constant indices.)
+    constexpr int KU = ASYNC ? 2 : BK;
+    auto multiply = [&](int kb, auto&& a_of) {
+#pragma unroll KU
+      for (int kk = 0; kk < BK; ++kk) {
+        TA a[RM];
+#pragma unroll
+        for (int i = 0; i < RM; ++i) a[i] = a_of(i, kk);
+        const TA* __restrict__ brow = Bs + (kb + kk) * NP;
+#pragma unroll
+        for (int n4 = 0; n4 < NP / 4; ++n4) {
+          TA b[4];
+          einc_load4(brow + 4 * n4, b);
+#pragma unroll
+          for (int i = 0; i < RM; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][4 * n4 + e] = mac(acc[i][4 * n4 + e], a[i], b[e]);
+        }
+      }
+    };
+
+    for (long long c0 = 0; c0 < p.K; c0 += KC) {
+      const int kc = p.K - c0 < KC ? static_cast<int>(p.K - c0) : KC;
+      __syncthreads();  // WAR: everyone finished the previous chunk of B
+      for (int idx = tid; idx < KC * NP; idx += NT) {
+        // B K-fast: adjacent threads on adjacent k (its unit stride), else on adjacent n
+        const int kl = B_KFAST ? idx % KC : idx / NP, n = B_KFAST ? idx / KC : idx % NP;
+        TA v = zero<TA>();
+        if (kl < kc && n < p.N) v = load_as<TC, TA>(B + b_rest + b_koff(c0 + kl) + __ldg(p.tb_n + n));
+        Bs[kl * NP + n] = v;
+      }
+      __syncthreads();  // RAW: the chunk is complete
+      const int nk = (kc + BK - 1) / BK;
+
+      if constexpr (ASYNC) {
+        // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
+        auto issue = [&](int kt, int stage) {
+#pragma unroll
+          for (int kk = 0; kk < BK; ++kk) {
+            const int kl = kt * BK + kk;
+            const bool kin = kl < kc;
+            const long long ko = kin ? a_koff(c0 + kl) : 0;
+#pragma unroll
+            for (int i = 0; i < RM; ++i) {
+              const bool v = kin && ok[i];
+              einc_cp_async(reinterpret_cast<TA*>(As + (stage * BK + kk) * BM + tid + NT * i),
+                            reinterpret_cast<const TA*>(v ? A + a_row[i] + ko : A), v);
+            }
+          }
+        };
+#pragma unroll
+        for (int s = 0; s < S - 1; ++s) {
+          if (s < nk) issue(s, s);
+          einc_cp_commit();
+        }
+        for (int kt = 0; kt < nk; ++kt) {
+          einc_cp_wait<S - 2>();  // this thread's copies of slice kt have landed
+          const SA* __restrict__ sa = As + (kt % S) * BK * BM + tid;
+          multiply(kt * BK, [&](int i, int kk) {
+            const SA v = sa[kk * BM + NT * i];
+            return *reinterpret_cast<const TA*>(&v);
+          });
+          // Refill the stage slice kt-1 used (its reads are behind us in program order;
+          // the empty asm keeps the compiler from sinking them past the copies).
+          asm volatile("" ::: "memory");
+          if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
+          einc_cp_commit();
+        }
+        einc_cp_wait<0>();
+      } else {
+        TA cur[RM][BK], nxt[RM][BK];
+        auto fetch = [&](int kt, TA (&dst)[RM][BK]) {
+#pragma unroll
+          for (int kk = 0; kk < BK; ++kk) {
+            const int kl = kt * BK + kk;
+            const bool kin = kl < kc;
+            const long long ko = kin ? a_koff(c0 + kl) : 0;
+#pragma unroll
+            for (int i = 0; i < RM; ++i) dst[i][kk] = kin && ok[i] ? load_as<TC, TA>(A + a_row[i] + ko) : zero<TA>();
+          }
+        };
+        if (nk > 0) fetch(0, cur);
+        for (int kt = 0; kt < nk; ++kt) {
+          if (kt + 1 < nk) fetch(kt + 1, nxt);  // in flight while slice kt is multiplied
+          multiply(kt * BK, [&](int i, int kk) { return cur[i][kk]; });
+#pragma unroll
+          for (int i = 0; i < RM; ++i)
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) cur[i][kk] = nxt[i][kk];
+        }
+      }
+    }
+
+    if constexpr (STAGE_C) {
+      __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
+#pragma unroll
+      for (int g = 0; g < NP / 8; ++g) {
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int e = 0; e < 8; ++e) Cs[(e * TY + (tid >> 5) + 8 * i) * 33 + lane] = acc[i][8 * g + e];
+        __syncthreads();  // RAW: the column group is staged
+        for (int idx = tid; idx < 8 * TY * 32; idx += NT) {  // Y fastest: C's unit stride
+          const int yl = idx % TY, l = (idx / TY) % 32, e = idx / (TY * 32);
+          const long long x = x0 + l, y = y0 + yl, n = 8 * g + e;
+          if (x < p.U && y < p.V && n < p.N)
+            store_as<TC>(C + c_rest + x * p.c_x + y * p.c_y + __ldg(p.tc_n + n), Cs[(e * TY + yl) * 33 + l]);
+        }
+        __syncthreads();  // WAR: read out before the next group is staged
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < NP; ++n) {
+        if (n < p.N) {
+          const long long cn = __ldg(p.tc_n + n);
+#pragma unroll
+          for (int i = 0; i < RM; ++i)
+            if (ok[i]) store_as<TC>(C + c_row[i] + cn, acc[i][n]);
+        }
+      }
+    }
+  }
+}

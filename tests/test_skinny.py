@@ -1,0 +1,88 @@
+"""The skinny kernel (small N or M group: TCCG's intensli shape) on the CPU emulator of
+the CUDA execution model, on NVRTC, and on the GPU when one is present.
+
+Every layout variant of kernels/skinny.cuh is pinned: lanes on A's unit stride with C
+staged through shared memory, lanes on C's unit stride with A K-fast, one-axis boxes,
+tabled K, a batch in the rest table, the small group on the M side (swapped operands),
+ragged tiles, K = 0, K longer than one B chunk, and the converting register path.
+"""
+import io
+
+import numpy as np
+import pytest
+
+from einc import api
+from einc.codegen.cuda.emit import compile_options, emit_step
+from einc.codegen.cuda.emit_skinny import skinny_layout
+
+from oracle import assert_matches
+from test_cuda_codegen import emulate, make, needs_emulator, resources
+
+# (subscripts, shapes, dtype, what it pins)
+CASES = [
+    ("akb,jk->jba", [(40, 9, 70), (24, 9)], "float32", "A M-fast on b, C staged along a"),
+    ("abk,kj->bja", [(37, 20, 19), (19, 24)], "float32", "A K-fast: lanes on C's a"),
+    ("akdbc,jk->cjbda", [(5, 7, 3, 4, 33), (17, 7)], "float64", "rest table d, staged, ragged"),
+    ("ik,kj->ij", [(700, 13), (13, 8)], "float32", "one axis, direct stores"),
+    ("ik,kj->ij", [(700, 300), (300, 5)], "float32", "K over three B chunks"),
+    ("bik,bkj->bij", [(3, 70, 20), (3, 20, 20)], "float32", "batch in the rest table moves B"),
+    ("jk,akb->jba", [(24, 9), (40, 9, 70)], "float32", "small group on the M side: swapped"),
+    ("akbc,jkc->jba", [(40, 5, 70, 3), (24, 5, 3)], "float32", "tabled K (two modes)"),
+    ("akb,jk->jba", [(40, 9, 70), (24, 9)], "float16", "converting register path, staged"),
+    ("abk,kj->bja", [(37, 20, 19), (19, 24)], "int8", "int8 wraps in int32, K-fast"),
+    ("akb,jk->jba", [(40, 0, 70), (24, 0)], "float32", "K = 0 gives zeros"),
+    ("akb,jk->jba", [(40, 9, 70), (32, 9)], "int64", "NP = 32, 8-byte async path"),
+]
+IDS = [c[3] for c in CASES]
+
+
+def _plan(subs, shapes, dtype):
+    return api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
+def test_emulated_skinny_matches_numpy(subs, shapes, dtype, what):
+    rng = np.random.default_rng(len(subs) * 7 + len(IDS))
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    assert skinny_layout(p.steps[-1], 1) is not None
+    got = emulate(p, ops, max_grid=2, gett_tile="skinny")
+    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+@pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
+def test_skinny_compiles_without_spills_in_the_async_fp32_path(subs, shapes, dtype, what):
+    from cuda.core import Program, ProgramOptions
+    p = _plan(subs, shapes, dtype)
+    k = emit_step(p, p.steps[-1], gett_tile="skinny")
+    assert k.name.startswith("einc_skinny_")
+    log = io.StringIO()
+    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
+    regs, st, ld = resources(log.getvalue())
+    assert 0 < regs <= 128 if dtype in ("float32", "int8", "float16") else regs <= 255
+    if dtype == "float32":
+        assert st == 0 and ld == 0, log.getvalue()
+
+
+def test_the_plan_picks_skinny_for_the_intensli_shapes_and_not_for_square_gemms():
+    p = api.plan_for("akdbc,jk->cjbda", [(48, 48, 36, 36, 48), (24, 48)], "float32", backend="cuda")
+    assert [s.config for s in p.steps] == [(("tile", "skinny"),)]  # no operand copies either
+    k = emit_step(p, p.steps[0])
+    assert k.name.startswith("einc_skinny_") and "C staged through shared memory" in k.source
+    p = api.plan_for("ij,jk->ik", [(512, 512), (512, 512)], "float32", backend="cuda")
+    assert ("tile", "skinny") not in p.steps[0].config
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
+def test_gpu_skinny_matches_numpy(monkeypatch, subs, shapes, dtype, what):
+    import einc
+    from einc.codegen.cuda import emit_skinny
+    monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)  # the plan picks skinny at these sizes too
+    rng = np.random.default_rng(3)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    assert ("tile", "skinny") in p.steps[-1].config
+    got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
+    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
