@@ -113,6 +113,11 @@ def _check_options(order, casting, backend, strategy):
         raise EincValueError(f"strategy={strategy!r}: use one of {', '.join(STRATEGIES)}")
 
 
+def _order(order):
+    """numpy takes order= in either case ('c' is 'C')."""
+    return order.upper() if type(order) is str and order.upper() in ORDERS else order
+
+
 def _defaults(out, dtype, order, casting, optimize, memory_limit, backend, strategy, precision):
     """Every option at its default (compared by type first: an array option has no truth value)."""
     return (out is None and dtype is None and strategy is None and precision is None
@@ -262,6 +267,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         fast = _fast_call(operands)  # a repeated numpy call with default options
         if fast is not MISS:
             return fast
+    order = _order(order)
     _check_options(order, casting, backend, strategy)
     strategy = knobs(strategy, precision)
     if backend != "cpu" and (backend == "cuda" or _maybe_device(operands, out)):
@@ -479,6 +485,7 @@ class ContractExpression:
         return _run(ex, arrays, out)
 
     def _checked(self, arrays, out, dtype, order, casting):
+        order = _order(order)
         _check_options(order, casting, "cpu", None)
         arrays = [_operand(x, i) for i, x in enumerate(arrays)]
         if len(arrays) != len(self.shapes):

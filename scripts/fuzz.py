@@ -31,10 +31,11 @@ def fuzz(case):
     faulthandler.dump_traceback_later(TIME_LIMIT_S * 3, exit=True)
     try:
         counts[outcome(case)] += 1
-    except ContractBroken as e:
+    except Exception as e:  # ContractBroken, or a bug in the harness itself: report, go on
+        what = str(e) if isinstance(e, ContractBroken) else f"harness error {type(e).__name__}: {e}"
         counts["FAILED"] += 1
-        failures.append((case, str(e)))
-        print(f"FAILED: {e}\n  case: {case!r}"[:20000], flush=True)
+        failures.append((case, what))
+        print(f"FAILED: {what}\n  case: {case!r}"[:20000], flush=True)
     finally:
         faulthandler.cancel_dump_traceback_later()
     tried = sum(counts.values())

@@ -86,13 +86,17 @@ def numpy_subscripts(text):
         if named:
             return term.split()
         return ["..." if p == "\0" else p for p in term.replace("...", "\0") if not p.isspace()]
+
+    def letter(x):  # what is not a label einc accepts stays, for numpy to reject as well
+        return "..." if x == "..." else table.get(x, x)
     lhs, arrow, rhs = text.partition("->")
     terms = [tokens(t) for t in lhs.split(",")]
     out = tokens(rhs) if arrow else None
-    table = _letters({x for t in terms + [out or []] for x in t if x != "..."})
+    labels = {x for t in terms + [out or []] for x in t if (x.isidentifier() if named else x.isalpha())}
+    table = _letters(labels)
     if table is None:
         return None
-    join = lambda t: "".join("..." if x == "..." else table[x] for x in t)  # noqa: E731
+    join = lambda t: "".join(map(letter, t))  # noqa: E731
     return ",".join(map(join, terms)) + ("->" + join(out) if arrow else "")
 
 
@@ -206,7 +210,9 @@ def reference(nargs, np_kw, out, operands):
         return None
     dtype = np_kw.get("dtype")
     if dtype is not None and np.asarray(r).dtype != np.dtype(dtype):
-        r = np.asarray(r).astype(dtype)
+        r = _numpy(lambda: np.asarray(r).astype(dtype))  # None for numpy's object results
+        if r is None:
+            return None
     if out is None:
         return r
     np_out = _copy(out)
@@ -307,7 +313,7 @@ def _expr_case(text, shapes, build, arrays, call, out_spec):
     if err is not None:
         return "error:" + type(err).__name__
     nargs = numpy_args((text, *arrays))
-    if any(np.shape(a) != s for a, s in zip(arrays, expr.shapes)):
+    if any(_numpy(lambda: np.shape(a)) != s for a, s in zip(arrays, expr.shapes)):
         nargs = None  # the expression is for other shapes: it must refuse
     out = _make_out(out_spec, reference(nargs, call, None, arrays), arrays)
     ref = reference(nargs, call, out, arrays)

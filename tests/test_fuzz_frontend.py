@@ -91,3 +91,12 @@ def test_contract_expression_plans_huge_shapes_without_allocating():
     # planned from descriptions of the operands: a 20 TB operand costs nothing to plan
     expr = einc.contract_expression("ij,jk->ik", (2**20, 2**20), (2**20, 8))
     assert expr.shapes == ((2**20, 2**20), (2**20, 8))
+
+
+def test_order_in_either_case_as_numpy():
+    # numpy takes order='c'; einc raised EincValueError
+    got = einc.einsum("ij->ji", a23 * 2, order="f")
+    np.testing.assert_array_equal(got, np.einsum("ij->ji", a23 * 2, order="f"))
+    assert got.flags.f_contiguous
+    expr = einc.contract_expression("ij,jk->ik", (2, 3), (3, 4))
+    np.testing.assert_array_equal(expr(a23, b34, order="c"), a23 @ b34)
