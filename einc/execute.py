@@ -93,6 +93,17 @@ def _pool():
     return _POOL
 
 
+def _forget_pool_after_fork():
+    # a forked child inherits the pool object but none of its threads: work submitted
+    # to it would wait forever (and the lock may have been held by a thread that is gone)
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def _column_chunks(n: int, work: int, align: int = 32):
     """Split columns [0, n) into one range per thread (ctypes calls release the GIL)."""
     threads = min(num_threads(), max(1, n // align))

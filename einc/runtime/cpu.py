@@ -6,6 +6,7 @@ the llvmlite version, so a second process pays no optimisation or code generatio
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
@@ -127,6 +128,36 @@ class CpuJit:
 
 _JIT: CpuJit | None = None
 _JIT_LOCK = threading.Lock()
+
+
+# fork(): a lock another thread holds at that moment stays held in the child forever, and
+# an engine forked mid-compile is inconsistent. So a fork waits for a compile in progress
+# (it holds the JIT's lock across the fork) and the child starts with fresh locks.
+_FORK_HELD = []
+
+
+def _before_fork():
+    j = _JIT
+    if j is not None:
+        j._lock.acquire()
+        _FORK_HELD.append(j)
+
+
+def _after_fork_in_parent():
+    while _FORK_HELD:
+        _FORK_HELD.pop()._lock.release()
+
+
+def _after_fork_in_child():
+    global _JIT_LOCK
+    _JIT_LOCK = threading.Lock()
+    while _FORK_HELD:
+        _FORK_HELD.pop()._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 def jit() -> CpuJit:
