@@ -14,6 +14,7 @@ from .dtypes import GPU_ONLY, check_supported
 from .ir import ArraySpec
 from .errors import EincTypeError, EincValueError, EincShapeError, EincSpecError
 from .execute import Executable
+from .memory import plan_within
 from .parse import parse, parse_sublists
 from .path import contraction_path, normalize_optimize
 from .plan import STRATEGIES, is_fortran, knobs, plan as make_plan, row_major
@@ -234,7 +235,7 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     ext = dict(bound.extents)
     shape = tuple(ext[l] for l in bound.output)
     out_dtype, out_strides = _out_layout(shape, res, out, order, arrays, casting)
-    plan = make_plan(bound, out_strides, out_dtype, res, optimize, memory_limit, strategy, backend)
+    plan = plan_within(make_plan, bound, out_strides, out_dtype, res, optimize, memory_limit, strategy, backend)
     if not compile:
         return plan
     ex = Executable(plan)

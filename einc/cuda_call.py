@@ -66,7 +66,7 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
     views = [view(x, i) if is_device_array(x) else None for i, x in enumerate(raw)]
     device_views = [v for v in views if v is not None]
     stream = rt.stream(current_stream(device_views))
-    uploads = []
+    uploads, hosts = [], []
     try:
         for i, x in enumerate(raw):
             if views[i] is not None:
@@ -75,10 +75,8 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
             a = _validate([_operand(x, i)])[0]
             if not a.flags.c_contiguous:  # (np.ascontiguousarray would turn 0-d into 1-d)
                 a = a.copy(order="C")
-            p = rt.alloc(a.nbytes, stream)
-            uploads.append(p)
-            rt.upload(p, a, stream)
-            views[i] = DeviceView(p, a.shape, row_major(a.shape), a.dtype, "numpy", a)
+            hosts.append(i)  # uploaded once planned: a plan refused (memory_limit) allocates nothing
+            views[i] = DeviceView(0, a.shape, row_major(a.shape), a.dtype, "numpy", a)
         out_view = view(out, -1) if out is not None and is_device_array(out) else None
         key = ("cuda", rt.ordinal, spec, tuple([(v.shape, v.strides, v.dtype.char) for v in views]),
                None if out is None else (np.shape(out), out_view.strides if out_view else np.asarray(out).strides,
@@ -103,6 +101,11 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
             if out is None and spec.text is not None and len(device_views) == len(views):
                 cache.put(_fast_key(spec.text, views, dtype, order, casting, optimize, memory_limit,
                                     strategy), ex)
+        for i in hosts:
+            a = views[i].owner
+            views[i].ptr = p = rt.alloc(a.nbytes, stream)
+            uploads.append(p)
+            rt.upload(p, a, stream)
         plan = ex.plan
         host_out = None
         if out_view is not None:

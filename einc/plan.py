@@ -445,10 +445,13 @@ def knobs(strategy, precision):
 
 
 def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
-         memory_limit=None, strategy=None, backend="cpu") -> Plan:
+         memory_limit=None, strategy=None, backend="cpu", rewrites=True) -> Plan:
     """Turn a Bound into a Plan that writes an output with ``out_strides``.
 
-    ``strategy`` is a kernel family name, None, or a Knobs (strategy and precision)."""
+    ``strategy`` is a kernel family name, None, or a Knobs (strategy and precision).
+    ``rewrites=False`` (memory.plan_within, for memory_limit) adds no temporaries of its
+    own: no GEMM-order or tensor-core copies, split-K, complex-as-real, and with
+    ``strategy="generic"`` no pre-sums of private labels (the loop nest sums them)."""
     precision = "highest"
     if isinstance(strategy, Knobs):
         strategy, precision = strategy
@@ -478,7 +481,7 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
         ops = [live.pop(i) for i in sorted(contraction, reverse=True)][::-1]
         needed = set(bound.output).union(*(set(lay.labels) for _, lay, _ in live))
         last = k == len(path) - 1
-        if len(ops) == 2:  # sum out labels private to one operand first
+        if len(ops) == 2 and (rewrites or strategy != "generic"):  # sum out private labels first
             for j, (bi, lay, dt) in enumerate(ops):
                 other = set(ops[1 - j][1].labels)
                 keep = [l for l in lay.labels if l in needed or l in other]
@@ -496,7 +499,7 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             rank = {"batch": 0, "m": 1, "n": 2, "free": 1}
             keep.sort(key=lambda l: rank.get(kinds.get(l), 1))
             (res_buf, res_lay), res_dt = temp(keep), compute
-        if complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend):
+        if rewrites and complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend):
             steps += complex_as_real(ops, res_buf, res_lay, buffers, temp)
             live.append((res_buf, res_lay, res_dt))
             continue
@@ -504,7 +507,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
                          [d for _, _, d in ops], res_dt, compute, tuned.strategy(k, strategy), backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation
         skinny = ("tile", "skinny") in step.config  # reads every operand in place
-        if backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2 and not skinny:
+        if (rewrites and backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2
+                and not skinny):
             tc = tensor_core_copies(step, ops, precision)
             new_ops, copies, c_order = (ops, tc, None) if tc is not None else gpu_contiguous(step, ops)
             for j, (labels, (b0, l0, d0)) in enumerate(zip(copies, ops)):
@@ -521,7 +525,7 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
         else:
             tgt_buf, tgt_lay, tgt_dt = res_buf, res_lay, res_dt
         split = (tuned.split(k, step, [d for _, _, d in ops], split_k_factor)
-                 if backend == "cuda" and strategy is None else 1)
+                 if rewrites and backend == "cuda" and strategy is None else 1)
         if split > 1:  # two steps: partial sums over K slices, then a sum over the slices
             cut, kept = _split_layouts([lay for _, lay, _ in ops], step, split)
             tb, tl = temp((kept,) + tuple(tgt_lay.labels), (split,) + tuple(tgt_lay.extents))
