@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import EincError
+from .errors import EincError, EincShapeError, EincValueError
 
 
 def parse_shapes(text: str):
@@ -12,7 +12,14 @@ def parse_shapes(text: str):
     shapes = []
     for item in text.split(","):
         item = item.strip()
-        shapes.append(tuple(int(x) for x in item.split("x")) if item else ())
+        try:
+            dims = tuple(int(x) for x in item.split("x")) if item else ()
+        except ValueError:
+            raise EincValueError(f"--shapes {text!r}: {item!r} is not sizes joined by 'x' "
+                                 "(e.g. 64x32,32x16)") from None
+        if any(n < 0 for n in dims):
+            raise EincShapeError(f"--shapes {text!r}: {item!r} has a negative size")
+        shapes.append(dims)
     return shapes
 
 

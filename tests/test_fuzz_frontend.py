@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 import einc
 from einc import errors as E
+from einc.cli import main
 from fuzz_check import outcome
 from fuzz_frontend import cli_cases, einsum_cases, expression_cases, path_cases
 
@@ -100,3 +101,11 @@ def test_order_in_either_case_as_numpy():
     assert got.flags.f_contiguous
     expr = einc.contract_expression("ij,jk->ik", (2, 3), (3, 4))
     np.testing.assert_array_equal(expr(a23, b34, order="c"), a23 @ b34)
+
+
+@pytest.mark.parametrize("shapes,needle", [("x", "'x' is not sizes"), ("2x", "'2x' is not sizes"),
+                                           ("2x3,1e3", "'1e3'"), ("=-1x2", "negative")])
+def test_cli_bad_shapes_are_reported(shapes, needle, capsys):
+    # were: ValueError from int() out of parse_shapes (einc explain , --shapes x)
+    assert main(["explain", "ij,jk", f"--shapes{'' if shapes[0] == '=' else '='}{shapes}"]) == 2
+    assert needle in capsys.readouterr().err
