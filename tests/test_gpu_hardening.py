@@ -269,6 +269,8 @@ def test_gpu_out_of_memory_is_an_einc_error_and_leaks_nothing(torch):
     with pytest.raises(EincCudaError, match=rf"asked for {n * n * 4} bytes"):
         einc.einsum("ij,jk,kl->il", ta, tb, tc, optimize=[(0, 1), (0, 1)])
     del ta, tb, tc
+    import gc
+    gc.collect()  # (a traceback kept alive would keep the failed call's result tensor)
     torch.cuda.synchronize()
     assert _pool_used(rt) == used and torch.cuda.memory_allocated() == torch_used
     small = [np.arange(12, dtype=np.float32).reshape(3, 4), np.ones((4, 5), np.float32), np.ones((5, 2), np.float32)]
