@@ -21,6 +21,7 @@ and its stored winners override the model (einc/tuned.py).
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,8 +64,9 @@ H200 = DeviceProfile(
         # tf32 254 TFLOP/s and int8 948 TOP/s (H200, wgmma) at wave efficiency 0.97. Recalibrate
         # from `einc tune` / benchmark results as the kernels change.
         ("mma/f16", 524e12), ("mma/bf16", 496e12), ("mma/tf32", 262e12), ("mma/i8", 977e12),
-        # skinny (small N): RM x NP FFMAs per RM + NP/4 shared loads, 16 warps per SM (guess)
-        ("skinny/4", 40e12), ("skinny/8", 17e12), ("skinny/convert", 30e12),
+        # skinny (small N): TCCG intensli on the H200 measured 12-16 TFLOP/s fp32 (issue-bound,
+        # 0.63 warps issued per scheduler cycle, ncu) and 6-9 on the converting bf16 path
+        ("skinny/4", 16e12), ("skinny/8", 8e12), ("skinny/convert", 9e12),
     ))
 PROFILES = {"H200": H200}
 
@@ -346,21 +348,32 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, "skinny", te)
 
 
+# The tensor-core kernels on a GEMM whose N is small (TCCG intensli bf16, N = 24, H200):
+# measured rate / predict_gemm's, by table modes as GATHER. 0.23 with one tabled mode
+# (akb,jk->jba 19.6 TFLOP/s), 0.11 with two (akbc,jk->cjba 7.1), 0.02-0.08 with three.
+SMALL_N_TENSOR_CORES = (0.25, 0.23, 0.11, 0.04, 0.04)
+
+
 def skinny_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:
     """Whether a CUDA gett step should run on the skinny kernel: it applies (a group of at
     most 32 elements against a large one) and beats the tiled kernels' prediction (tensor
     cores can still win a compute-heavy bf16 step whose N fills part of a tile)."""
     from .codegen.cuda.emit_skinny import skinny_applies, skinny_layout
     dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
-    if not skinny_applies(step, dtypes, np.dtype(compute)):
+    force = os.environ.get("EINC_SKINNY", "")  # "0": never, "1": wherever it applies
+    if force == "0" or not skinny_applies(step, dtypes, np.dtype(compute)):
         return False
+    if force == "1":
+        return True
     profile = profile or profile_for()
     M, N, K, batch = _groups(step.modes)
     small, big = (N, M) if skinny_layout(step).ta == 1 else (M, N)
     mine = predict_skinny(big, small, K, batch, step.bytes, in_dtypes, compute, profile).seconds
     family = gett_family(in_dtypes, compute, precision, M * N * K * batch)
     tile = "wgmma128x128" if family.startswith("mma") else (config_tile(step) or "64x64x8")
-    other = predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, np.dtype(in_dtypes[0]).itemsize)
+    tabled = min(_table_modes(step), len(GATHER) - 1)
+    gather = SMALL_N_TENSOR_CORES[tabled] if family.startswith("mma") else GATHER[tabled]
+    other = predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, np.dtype(in_dtypes[0]).itemsize, gather)
     return mine <= other.seconds * (1 + TIE)  # a tie (K = 0: no work) goes to skinny
 
 

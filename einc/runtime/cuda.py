@@ -134,6 +134,7 @@ class CudaRuntime:
         self.disk = DiskCache("cuda")
         self.stats = CudaStats()
         self._functions: dict = {}
+        self._smem: dict = {}  # function key -> dynamic shared memory it may launch with
         self._streams: dict = {}
         self._modules: list = []
         self._lock = threading.RLock()
@@ -151,6 +152,8 @@ class CudaRuntime:
         key = (kernel.key, self.arch)
         fn = self._functions.get(key)
         if fn is not None:
+            if kernel.smem > self._smem.get(key, 48 * 1024):  # a later size of the same
+                self._raise_smem(fn, key, kernel.smem)      # structure needs more
             return fn
         with self._lock:
             fn = self._functions.get(key)
@@ -171,11 +174,17 @@ class CudaRuntime:
                 fn = check(self.cu.cuModuleGetFunction(module, kernel.name.encode()),
                            f"cuModuleGetFunction({kernel.name})")
                 if kernel.smem > 48 * 1024:
-                    attr = self.cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-                    check(self.cu.cuFuncSetAttribute(fn, attr, kernel.smem), "cuFuncSetAttribute")
+                    self._raise_smem(fn, key, kernel.smem)
                 self.stats.loaded += 1
                 self._functions[key] = fn
         return fn
+
+    def _raise_smem(self, fn, key, nbytes: int) -> None:
+        """Let ``fn`` launch with ``nbytes`` of dynamic shared memory (above the 48 KB default;
+        the skinny kernel's need grows with K, so one function may be raised more than once)."""
+        attr = self.cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(self.cu.cuFuncSetAttribute(fn, attr, nbytes), "cuFuncSetAttribute")
+        self._smem[key] = nbytes
 
     # --- memory ------------------------------------------------------------------------
     def alloc(self, nbytes: int, stream) -> int:

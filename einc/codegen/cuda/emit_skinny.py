@@ -25,6 +25,7 @@ from .emit import (_ACC_SIZE, _COMPUTE, _STORAGE, SM_COUNT, VERSION, CudaStepKer
 NP_MAX = 32  # columns a thread keeps in registers (RM x NP accumulators)
 MIN_ROWS = 4096  # big-group elements (x batch) below which the GEMM tiles are as good
 RM, BK, S = 2, 8, 4  # rows per thread, k per slice, cp.async stages
+KC_BYTES = 36 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24 fp32)
 TILE = "skinny"
 
 
@@ -122,9 +123,6 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     one_axis = lay.y is None
     U = lay.x[0]
     V = lay.y[0] if lay.y else 1
-    TY = 8 * RM
-    tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
-    tiles_y = 1 if one_axis else _cdiv(V, TY)
     rest_c, rest_a, rest_b = (_offsets(lay.rest, t) for t in (0, 1, 2))
     R = len(rest_c)
 
@@ -133,9 +131,19 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     acc = _ACC_SIZE[tan]
     a_item = dtypes[lay.ta].itemsize
     async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
-    KC = 128 if acc <= 4 else 64
-    smem = KC * NP * acc + max(S * BK * RM * 256 * a_item if async_ok else 0,
-                               8 * TY * 33 * acc if lay.stage_c else 0)
+    # A K-fast (its unit stride is the one K mode): 16-byte pieces through a shared ring,
+    # one row per thread (two spilled at the 128-register cap)
+    a_kfast = async_ok and a_item == 4 and not tab_k and lay.k[0][1][1] == 1 if lay.k else False
+    rm = 1 if a_kfast else RM
+    TY, BM_ROWS = 8 * rm, 256 * rm
+    tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
+    tiles_y = 1 if one_axis else _cdiv(V, TY)
+    tiles = R * tiles_x * tiles_y
+    # B chunk: the whole K when it fits in KC_MAX k, so a block loads B once (per batch index)
+    kc_max = max(BK, (KC_BYTES // (NP * acc)) // BK * BK)
+    KC = min(kc_max, max(BK, _cdiv(K, BK) * BK))
+    a_ring = S * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
+    smem = KC * NP * acc + max(a_ring, 8 * TY * 33 * acc if lay.stage_c else 0)
 
     tables = [rest_a, rest_b, rest_c]
     if tab_k:
@@ -144,28 +152,29 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     tables += [n_b, n_c]
     ys = lay.y[1] if lay.y else (0, 0, 0)
     k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
-    words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2],
+    words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2], KC,
              ("table", 0), ("table", 1), ("table", 2)]
     words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
     nt = len(tables)
     words += [("table", nt - 2), ("table", nt - 1)]
 
-    flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast)
+    flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast)
     minb = 2 if acc <= 4 else 1  # fp64: RM x NP doubles need the whole register file
-    key = (VERSION, "skinny", NP, RM, BK, S, KC, minb, flags, lay.ta, dtypes[0].name, compute.name,
+    key = (VERSION, "skinny", NP, rm, BK, S, minb, flags, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyTile<{NP}, {RM}, {BK}, {S}, {KC}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {S}>", *map(b, flags), tout, tcn, tan, sa, sb])
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
     spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
             f"  einc_skinny<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
-    tiles = R * tiles_x * tiles_y
     family = (f"skinny: every block owns {'%d consecutive X' % (32 * TY) if one_axis else '32 X x %d Y' % TY} "
-              f"rows of one rest index and all {N} columns (padded to {NP}), {RM} rows per thread; "
-              + (f"{S}-stage thread-private cp.async ring for A" if async_ok else "A prefetched a slice ahead in registers")
-              + f"; B in shared-memory chunks of {KC} k; "
+              f"rows of one rest index and all {N} columns (padded to {NP}), {rm} row(s) per thread; "
+              + (f"{S}-stage shared ring of 16-byte K-fast pieces for A" if a_kfast
+                 else f"{S}-stage thread-private cp.async ring for A" if async_ok
+                 else "A prefetched a slice ahead in registers")
+              + "; B in shared-memory chunks (all of K when it fits, loaded once per block); "
               + ("C staged through shared memory and stored along Y" if lay.stage_c else "C stored per row")
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
     L = lay.labels

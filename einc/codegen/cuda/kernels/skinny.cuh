@@ -47,6 +47,7 @@ struct EincSkinnyMeta {
   long long tiles_x, tiles_y;    // tiles along X and Y
   long long a_x, a_y, c_x, c_y;  // strides of the box axes in A and C
   long long a_k, b_k;            // K strides (single-mode K)
+  long long kc;                  // k per B chunk (a multiple of BK; the emitter sized smem for it)
   const long long* ra;           // rest offsets in A, B, C (R entries each)
   const long long* rb;
   const long long* rc;
@@ -56,37 +57,56 @@ struct EincSkinnyMeta {
   const long long* tc_n;
 };
 
-template <int NP_, int RM_, int BK_, int S_, int KC_> struct EincSkinnyTile {
-  static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KC = KC_;
+template <int NP_, int RM_, int BK_, int S_> struct EincSkinnyTile {
+  static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_;
   static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
-  static_assert(NP % 8 == 0 && KC % BK == 0, "whole column groups and slices");
+  static constexpr int AROW = BK + 4;  // K-fast A rows in shared memory: 16-byte aligned, padded
+  static_assert(NP % 8 == 0 && BK % 4 == 0, "whole column groups and 16-byte pieces");
 };
 
-// Dynamic shared memory the kernel needs (the emitter computes the same number).
-template <class Cfg, bool ASYNC, bool STAGE_C, class TA, class SA> constexpr int einc_skinny_smem() {
-  constexpr int bs = Cfg::KC * Cfg::NP * static_cast<int>(sizeof(TA));
-  constexpr int as = ASYNC ? Cfg::S * Cfg::BK * Cfg::BM * static_cast<int>(sizeof(SA)) : 0;
-  constexpr int cs = STAGE_C ? 8 * Cfg::TY * 33 * static_cast<int>(sizeof(TA)) : 0;
-  return bs + (as > cs ? as : cs);
+// 16-byte asynchronous copy of the first `bytes` bytes of src (0, 4, ..., 16), the rest of
+// the 16 zero-filled; src is not read when bytes == 0.
+template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const T* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+#else
+  unsigned char* d = reinterpret_cast<unsigned char*>(dst);
+  const unsigned char* q = reinterpret_cast<const unsigned char*>(src);
+  for (int i = 0; i < 16; ++i) d[i] = i < bytes ? q[i] : 0;
+#endif
 }
 
-template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, class TOut, class TC,
-          class TA, class SA, class SB>
+template <int V> struct EincInt { static constexpr int value = V; };
+
+// Shared memory past the B chunk: the A ring and/or the C staging area (they alias).
+template <class Cfg, bool ASYNC, bool STAGE_C, bool A_KFAST, class TA, class SA> constexpr int einc_skinny_smem_a() {
+  constexpr int as = !ASYNC ? 0 : Cfg::S * Cfg::BM * (A_KFAST ? Cfg::AROW : Cfg::BK) * static_cast<int>(sizeof(SA));
+  constexpr int cs = STAGE_C ? 8 * Cfg::TY * 33 * static_cast<int>(sizeof(TA)) : 0;
+  return as > cs ? as : cs;
+}
+
+template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, class TOut,
+          class TC, class TA, class SA, class SB>
 __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* __restrict__ a_ptr,
                                             const void* __restrict__ b_ptr, const EincSkinnyMeta& p) {
-  constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, KC = Cfg::KC, NT = Cfg::NT, TY = Cfg::TY;
-  constexpr int BM = Cfg::BM, S = Cfg::S;
+  constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, NT = Cfg::NT, TY = Cfg::TY;
+  constexpr int BM = Cfg::BM, S = Cfg::S, AROW = Cfg::AROW;
   static_assert(!ASYNC || sizeof(SA) == sizeof(TA), "async copies move raw bits");
   static_assert(!ASYNC || S >= 2, "at least double buffering");
+  static_assert(!A_KFAST || (ASYNC && sizeof(SA) == 4 && !TAB_K), "K-fast pieces: 4-byte async, one K mode");
+  const int KC = static_cast<int>(p.kc);
 #ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
-  alignas(16) static unsigned char einc_smem[einc_skinny_smem<Cfg, ASYNC, STAGE_C, TA, SA>()];
+  alignas(16) static unsigned char einc_smem[(1 << 16) + einc_skinny_smem_a<Cfg, ASYNC, STAGE_C, A_KFAST, TA, SA>()];
 #else
   extern __shared__ __align__(16) unsigned char einc_smem[];
 #endif
   TA* Bs = reinterpret_cast<TA*>(einc_smem);                              // [KC][NP]
   unsigned char* after_b = einc_smem + KC * NP * sizeof(TA);
-  SA* As = reinterpret_cast<SA*>(after_b);                                // [S][BK][BM] (ASYNC)
-  TA* Cs = reinterpret_cast<TA*>(after_b);                                // [8][TY][33] (STAGE_C)
+  SA* As = reinterpret_cast<SA*>(after_b);  // ASYNC: [S][BK][BM], or A_KFAST [S][BM][AROW]
+  TA* Cs = reinterpret_cast<TA*>(after_b);  // [8][TY][33] (STAGE_C)
+  bool b_whole = false;                     // Bs holds all of K for the rest offset b_loaded
+  long long b_loaded = 0;
 
   const SA* __restrict__ A = static_cast<const SA*>(a_ptr);
   const SB* __restrict__ B = static_cast<const SB*>(b_ptr);
@@ -100,16 +120,15 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
     const long long x0 = tx0 * (ONE_AXIS ? 32 * TY : 32), y0 = ty0 * TY;
     const long long a_rest = __ldg(p.ra + r), b_rest = __ldg(p.rb + r), c_rest = __ldg(p.rc + r);
 
-    // This thread's rows: in range?, A row offset, C row offset.
+    // This thread's rows i: box coordinates, in range?, A row offset.
+    auto row_x = [&](int i) { return x0 + (ONE_AXIS ? lane + 32 * ((tid >> 5) + 8 * i) : lane); };
+    auto row_y = [&](int i) { return ONE_AXIS ? 0LL : y0 + (tid >> 5) + 8 * i; };
     bool ok[RM];
-    long long a_row[RM], c_row[RM];
+    long long a_row[RM];
 #pragma unroll
     for (int i = 0; i < RM; ++i) {
-      const int yl = (tid >> 5) + 8 * i;
-      const long long x = x0 + (ONE_AXIS ? lane + 32 * yl : lane), y = ONE_AXIS ? 0 : y0 + yl;
-      ok[i] = x < p.U && y < p.V;
-      a_row[i] = ok[i] ? a_rest + x * p.a_x + y * p.a_y : 0;
-      c_row[i] = c_rest + x * p.c_x + y * p.c_y;
+      ok[i] = row_x(i) < p.U && row_y(i) < p.V;
+      a_row[i] = ok[i] ? a_rest + row_x(i) * p.a_x + row_y(i) * p.a_y : 0;
     }
 
     TA acc[RM][NP];
@@ -122,13 +141,14 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
     auto a_koff = [&](long long k) { return TAB_K ? __ldg(p.ta_k + k) : k * p.a_k; };
     auto b_koff = [&](long long k) { return TAB_K ? __ldg(p.tb_k + k) : k * p.b_k; };
 
-    // Multiply one slice: row values a(i, kk) for kk < BK, B rows kb + kk of the chunk.
-    // (Two k at a time from shared memory: a full unroll hoists the slice's loads and
-    // spills at the 128-register cap; register-held slices need constant indices.)
-    constexpr int KU = ASYNC ? 2 : BK;
-    auto multiply = [&](int kb, auto&& a_of) {
+    // Multiply KN k of the chunk from kb: row values a(i, kk) for kk < KN, B rows kb + kk.
+    // (Shared-memory rows two k at a time: a full unroll hoists the slice's loads and
+    // spills at the 128-register cap; register-held values need constant indices.)
+    constexpr int KU = !ASYNC ? BK : A_KFAST ? 4 : 2;
+    auto multiply = [&](int kb, auto kn, auto&& a_of) {
+      constexpr int KN = decltype(kn)::value;
 #pragma unroll KU
-      for (int kk = 0; kk < BK; ++kk) {
+      for (int kk = 0; kk < KN; ++kk) {
         TA a[RM];
 #pragma unroll
         for (int i = 0; i < RM; ++i) a[i] = a_of(i, kk);
@@ -145,9 +165,29 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
       }
     };
 
+    // K-fast A: each thread copies 16-byte pieces (4 consecutive k) of the rows
+    // tid / 2 + 128 j, two lanes per row, so a warp reads 16 rows' whole 32-byte sectors.
+    constexpr int PJ = A_KFAST ? RM * BK / 4 : 1;  // pieces per thread per slice
+    constexpr long long NO_ROW = -0x7fffffffffffffffLL - 1;  // (offsets may be negative)
+    long long a_prow[PJ];  // NO_ROW: the row is out of range
+    bool vec = false;
+    if constexpr (A_KFAST) {
+#pragma unroll
+      for (int j = 0; j < PJ; ++j) {
+        const int m = (tid + NT * j) / (BK / 4), tt = m % NT, yl = (tt >> 5) + 8 * (m / NT);
+        const long long x = x0 + (ONE_AXIS ? (tt & 31) + 32 * yl : (tt & 31)), y = ONE_AXIS ? 0 : y0 + yl;
+        a_prow[j] = x < p.U && y < p.V ? a_rest + x * p.a_x + y * p.a_y : NO_ROW;
+      }
+      vec = ((reinterpret_cast<unsigned long long>(A) & 15) | ((a_rest | p.a_x | p.a_y) & 3)) == 0;
+    }
+
+    const bool whole_k = p.K <= KC;
     for (long long c0 = 0; c0 < p.K; c0 += KC) {
       const int kc = p.K - c0 < KC ? static_cast<int>(p.K - c0) : KC;
+      if (whole_k && b_whole && b_loaded == b_rest) goto chunk_ready;  // block-uniform: B resident
       __syncthreads();  // WAR: everyone finished the previous chunk of B
+      b_whole = whole_k;
+      b_loaded = b_rest;
       for (int idx = tid; idx < KC * NP; idx += NT) {
         // B K-fast: adjacent threads on adjacent k (its unit stride), else on adjacent n
         const int kl = B_KFAST ? idx % KC : idx / NP, n = B_KFAST ? idx / KC : idx % NP;
@@ -156,9 +196,52 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
         Bs[kl * NP + n] = v;
       }
       __syncthreads();  // RAW: the chunk is complete
+    chunk_ready:
       const int nk = (kc + BK - 1) / BK;
 
-      if constexpr (ASYNC) {
+      if constexpr (A_KFAST) {
+        // Shared ring [S][BM][AROW]: rows are written by other threads, so one barrier per
+        // slice is RAW (slice kt landed for everyone) and WAR (slice kt-1's stage is free).
+        auto issue = [&](int kt, int stage) {
+#pragma unroll
+          for (int j = 0; j < PJ; ++j) {
+            const int piece = tid + NT * j, m = piece / (BK / 4), q = piece % (BK / 4);
+            const int kl = kt * BK + 4 * q, left = kc - kl;
+            const int valid = a_prow[j] == NO_ROW || left <= 0 ? 0 : left < 4 ? left : 4;
+            SA* dst = As + (stage * BM + m) * AROW + 4 * q;
+            const SA* src = A + a_prow[j] + c0 + kl;
+            if (vec) {
+              einc_cp_async16(dst, valid ? src : A, 4 * valid);
+            } else {
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                einc_cp_async(reinterpret_cast<TA*>(dst + e), reinterpret_cast<const TA*>(e < valid ? src + e : A),
+                              e < valid);
+            }
+          }
+        };
+#pragma unroll
+        for (int s = 0; s < S - 1; ++s) {
+          if (s < nk) issue(s, s);
+          einc_cp_commit();
+        }
+        for (int kt = 0; kt < nk; ++kt) {
+          einc_cp_wait<S - 2>();
+          __syncthreads();
+          if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
+          einc_cp_commit();
+#pragma unroll
+          for (int h = 0; h < BK / 4; ++h) {  // four k per row at a time: one LDS.128 each
+            TA ar[RM][4];
+#pragma unroll
+            for (int i = 0; i < RM; ++i)
+              einc_load4(reinterpret_cast<const TA*>(As + ((kt % S) * BM + tid + NT * i) * AROW + 4 * h), ar[i]);
+            multiply(kt * BK + 4 * h, EincInt<4>{}, [&](int i, int kk) { return ar[i][kk]; });
+          }
+        }
+        einc_cp_wait<0>();
+        __syncthreads();  // WAR: the next tile's prologue refills stages read above
+      } else if constexpr (ASYNC) {
         // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
         auto issue = [&](int kt, int stage) {
 #pragma unroll
@@ -182,7 +265,7 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
         for (int kt = 0; kt < nk; ++kt) {
           einc_cp_wait<S - 2>();  // this thread's copies of slice kt have landed
           const SA* __restrict__ sa = As + (kt % S) * BK * BM + tid;
-          multiply(kt * BK, [&](int i, int kk) {
+          multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) {
             const SA v = sa[kk * BM + NT * i];
             return *reinterpret_cast<const TA*>(&v);
           });
@@ -208,7 +291,7 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
         if (nk > 0) fetch(0, cur);
         for (int kt = 0; kt < nk; ++kt) {
           if (kt + 1 < nk) fetch(kt + 1, nxt);  // in flight while slice kt is multiplied
-          multiply(kt * BK, [&](int i, int kk) { return cur[i][kk]; });
+          multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) { return cur[i][kk]; });
 #pragma unroll
           for (int i = 0; i < RM; ++i)
 #pragma unroll
@@ -235,6 +318,9 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
         __syncthreads();  // WAR: read out before the next group is staged
       }
     } else {
+      long long c_row[RM];  // (computed here, not kept live through the main loop)
+#pragma unroll
+      for (int i = 0; i < RM; ++i) c_row[i] = c_rest + row_x(i) * p.c_x + row_y(i) * p.c_y;
 #pragma unroll
       for (int n = 0; n < NP; ++n) {
         if (n < p.N) {
