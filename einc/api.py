@@ -81,6 +81,8 @@ def _split_args(operands):
     if isinstance(operands[0], str):
         spec = parse(operands[0])
         arrays = operands[1:]
+    elif isinstance(operands[0], (bytes, bytearray)):  # else read as an operand of the sublist form
+        raise EincTypeError(f"subscripts must be a str, got {type(operands[0]).__name__}")
     else:
         spec, arrays = parse_sublists(tuple(operands))
     if not arrays:
@@ -127,7 +129,10 @@ def _defaults(out, dtype, order, casting, optimize, memory_limit, backend, strat
             and optimize == "auto" and type(backend) is str and backend == "auto")
 
 
-def _result_dtype(dtypes, dtype, casting):
+def _result_dtype(dtypes, dtype, casting, out_dtype=None):
+    """The dtype einsum computes in: dtype=, else the operands' result type — with out's
+    dtype among them, as numpy's loop nest does (int8 operands summed into an int64 out
+    do not wrap at 127; numpy's optimize=True path alone casts after the fact)."""
     if type(casting) is not str or casting not in CASTINGS:
         raise EincValueError(f"casting={casting!r}: use one of {', '.join(CASTINGS)}")
     if dtype is None:
@@ -136,6 +141,11 @@ def _result_dtype(dtypes, dtype, casting):
         except TypeError as e:  # e.g. bfloat16 with float16: numpy knows no common type
             raise EincTypeError(f"operand dtypes {', '.join(map(str, dtypes))} have no common "
                                 f"type; pass dtype=") from e
+        if out_dtype is not None:
+            try:
+                res = np.result_type(res, out_dtype)
+            except TypeError:  # bfloat16 (numpy has none): the operands' type decides
+                pass
     else:
         res = check_supported(dtype, "dtype=")
     # numpy casts every operand to the result type under `casting`, dtype= or not, so
@@ -228,7 +238,11 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     copies = _misaligned(arrays)
     arrays = _validate(arrays)
     bound = bind(spec, arrays)
-    res = _result_dtype(bound.dtypes, dtype, casting)
+    if out is not None:
+        if not isinstance(out, (np.ndarray, ArraySpec)):
+            raise EincTypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+        check_supported(out.dtype, "out")
+    res = _result_dtype(bound.dtypes, dtype, casting, None if out is None else out.dtype)
     if backend == "cpu" and any(d in GPU_ONLY for d in (*bound.dtypes, res)):
         raise EincTypeError("bfloat16 contractions run on the CUDA backend only (pass torch or "
                             "DLPack device arrays, or backend='cuda')")
@@ -461,8 +475,10 @@ class ContractExpression:
         self._executable(proto, None, None, "K", "safe")  # plan and compile now
 
     def _executable(self, arrays, out, dtype, order, casting):
+        if out is not None and not isinstance(out, (np.ndarray, ArraySpec)):
+            raise EincTypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
         key = (tuple((a.strides, a.dtype) for a in arrays),
-               None if out is None else (out.strides, out.dtype), dtype, order, casting)
+               None if out is None else (out.strides, out.dtype), _hashable(dtype), order, casting)
         ex = self._cache.get(key)
         if ex is None:
             ex = _build(self.spec, arrays, out, dtype, order, casting, **self.options)

@@ -153,14 +153,17 @@ def _cast(nargs, dtype):
 
 
 def np_einsum(nargs, **kw):
-    """numpy's answer with optimize=True, else from its single loop nest, else None.
+    """numpy's answer from its single loop nest (its default, and the definition), else
+    with optimize=True, else None. (optimize=True promotes dtypes pair by pair along its
+    path, so uint8, float16, int8 give float32 there and float16 in the loop nest; it also
+    computes binary steps without out's dtype and sums bools as logical or.)
 
     An ellipsis reduced away (``...->``, README) is numpy's answer keeping the ellipsis
     dimensions in front, summed over them: numpy 2.4's loop nest refuses it, and its
     optimize=True runs out of letters past 52 dimensions."""
-    r = _numpy(lambda: np.einsum(*nargs, optimize=True, **kw))
+    r = _numpy(lambda: np.einsum(*nargs, optimize=False, **kw))
     if r is None:
-        r = _numpy(lambda: np.einsum(*nargs, optimize=False, **kw))
+        r = _numpy(lambda: np.einsum(*nargs, optimize=True, **kw))
     if r is None and isinstance(nargs[0], str) and "out" not in kw:
         lhs, arrow, rhs = nargs[0].partition("->")
         if arrow and "..." in lhs and "..." not in rhs:
@@ -168,18 +171,19 @@ def np_einsum(nargs, **kw):
             if full is not None:
                 full = np.asarray(full)
                 lead = tuple(range(full.ndim - len(rhs)))
-                r = full.sum(axis=lead, dtype=full.dtype) if lead else full
+                r = _numpy(lambda: full.sum(axis=lead, dtype=full.dtype.type)) if lead else full
     return r
 
 
-def check_answer(got, ref, nargs, dtype=None):
+def check_answer(got, ref, nargs, dtype=None, out=None):
     """einc's ``got`` is numpy's ``ref``: same shape and dtype, same values — exactly for
     integer computations (numpy's, in the computation dtype), else within a rounding bound of
     the float64 answer (operands are small integers, so it is tight)."""
     g, r = np.asarray(got), np.asarray(ref)
     if g.shape != r.shape or g.dtype != r.dtype:
         raise ContractBroken(f"got shape {g.shape} dtype {g.dtype}, numpy {r.shape} {r.dtype}")
-    comp = np.dtype(dtype) if dtype is not None else np.result_type(*map(np.asarray, _operands(nargs)))
+    comp = np.dtype(dtype) if dtype is not None else np.result_type(
+        *map(np.asarray, _operands(nargs)), *([] if out is None else [out.dtype]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if comp.kind in "iu":
@@ -274,7 +278,7 @@ def _einsum_case(args, kw, out_spec):
         raise ContractBroken(f"einc answered {got!r} where numpy rejects the call")
     if out is not None and got is not out:
         raise ContractBroken("einsum(..., out=out) did not return out")
-    check_answer(got, ref, nargs, np_kw.get("dtype"))
+    check_answer(got, ref, nargs, np_kw.get("dtype"), out)
     return "correct"
 
 
@@ -326,7 +330,7 @@ def _expr_case(text, shapes, build, arrays, call, out_spec):
         return ("refused:" if ref is not None else "error:") + type(err).__name__
     if ref is None:
         raise ContractBroken(f"the expression answered {got!r} where numpy rejects the call")
-    check_answer(got, ref, nargs, call.get("dtype"))
+    check_answer(got, ref, nargs, call.get("dtype"), out)
     return "correct"
 
 

@@ -109,3 +109,26 @@ def test_cli_bad_shapes_are_reported(shapes, needle, capsys):
     # were: ValueError from int() out of parse_shapes (einc explain , --shapes x)
     assert main(["explain", "ij,jk", f"--shapes{'' if shapes[0] == '=' else '='}{shapes}"]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_out_dtype_takes_part_in_the_computation_as_in_numpys_loop_nest():
+    # was: int8 operands summed in int8 (wrapping to -56) and then cast into the int64 out;
+    # numpy's loop nest computes in the result type of the operands and out: 200
+    a, one = np.array([100, 100], np.int8), np.ones(2, np.int8)
+    for args in (("i->", a), ("i,i->", a, one)):
+        out = np.zeros((), np.int64)
+        assert einc.einsum(*args, out=out) is out and out == 200 == np.einsum(*args, out=np.zeros((), np.int64))
+    out = np.zeros(2, np.float16)  # bools counted, not or-ed, into a float out
+    np.testing.assert_array_equal(einc.einsum("ab->a", np.ones((2, 3), bool), out=out), [3, 3])
+
+
+@pytest.mark.parametrize("call,cls,needle", [
+    # an out= that is not an array reached the cache key (AttributeError)
+    (lambda: einc.contract_expression("i", (2,))(np.ones(2), out=[0, 0]), E.EincTypeError, "out must be"),
+    (lambda: einc.contract_expression("i", (2,))(np.ones(2), dtype=[1]), E.EincTypeError, "dtype="),
+    # bytes were read as the first operand of the sublist form
+    (lambda: einc.einsum(b"i", np.ones(2)), E.EincTypeError, "subscripts must be a str, got bytes"),
+])
+def test_fuzzer_found_error_2(call, cls, needle):
+    with pytest.raises(cls, match=needle):
+        call()
