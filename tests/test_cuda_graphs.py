@@ -467,9 +467,17 @@ def _cached(subs, shapes, dtype="float32"):
     return hits[-1]
 
 
+@pytest.fixture
+def fresh_executables():
+    """Count graph builds on executables of this test alone: other GPU tests in the same
+    process (the concurrency tests' streams) build graphs on the same cached executables."""
+    einc.api._EXECUTABLES.clear()
+    yield
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("subs,shapes", MULTI)
-def test_gpu_graph_replays_match_numpy(torch, subs, shapes):
+def test_gpu_graph_replays_match_numpy(torch, fresh_executables, subs, shapes):
     assert len(plan_for(subs, shapes, "float32", backend="cuda").steps) >= 2
     rng = np.random.default_rng(len(subs))
     kept = []  # keep results alive so every call writes a new output buffer
@@ -512,7 +520,7 @@ def test_gpu_executable_with_moving_pointers_and_streams(torch):
 
 
 @pytest.mark.gpu
-def test_gpu_two_streams_in_flight_do_not_share_intermediates(torch):
+def test_gpu_two_streams_in_flight_do_not_share_intermediates(torch, fresh_executables):
     subs, shapes = CHAIN3
     rng = np.random.default_rng(2)
     a = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(2)]

@@ -77,6 +77,17 @@ template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const
 #endif
 }
 
+// Asynchronous 4- or 8-byte copy of `bytes` (sizeof(T) or 0: zero-fill, src not read).
+template <class T> __device__ __forceinline__ void einc_cp_async_n(T* dst, const T* src, int bytes) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async moves 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(sizeof(T)), "r"(bytes));
+#else
+  if (bytes) *dst = *src; else for (unsigned i = 0; i < sizeof(T); ++i) reinterpret_cast<unsigned char*>(dst)[i] = 0;
+#endif
+}
+
 template <int V> struct EincInt { static constexpr int value = V; };
 
 // Shared memory past the B chunk: the A ring and/or the C staging area (they alias).
@@ -243,18 +254,30 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
         __syncthreads();  // WAR: the next tile's prologue refills stages read above
       } else if constexpr (ASYNC) {
         // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
+        // Row pointers and copy sizes are fixed for the tile (an out-of-range row copies 0
+        // bytes from row 0 of its k, which exists), so a whole slice costs one 64-bit add
+        // per copy; only a ragged last slice tests k.
+        const unsigned char* rowp[RM];
+        int rsz[RM];
+#pragma unroll
+        for (int i = 0; i < RM; ++i) {
+          rowp[i] = reinterpret_cast<const unsigned char*>(A + (ok[i] ? a_row[i] : 0));
+          rsz[i] = ok[i] ? static_cast<int>(sizeof(SA)) : 0;
+        }
+        const long long kstep = TAB_K ? 0 : p.a_k * static_cast<long long>(sizeof(SA));
         auto issue = [&](int kt, int stage) {
+          const int kl0 = kt * BK;
+          const bool full = kl0 + BK <= kc;
+          long long kb = TAB_K ? 0 : (c0 + kl0) * kstep;
 #pragma unroll
           for (int kk = 0; kk < BK; ++kk) {
-            const int kl = kt * BK + kk;
-            const bool kin = kl < kc;
-            const long long ko = kin ? a_koff(c0 + kl) : 0;
+            const bool kin = full || kl0 + kk < kc;
+            const long long o = !TAB_K ? kb : kin ? __ldg(p.ta_k + c0 + kl0 + kk) * static_cast<long long>(sizeof(SA)) : 0;
 #pragma unroll
-            for (int i = 0; i < RM; ++i) {
-              const bool v = kin && ok[i];
-              einc_cp_async(reinterpret_cast<TA*>(As + (stage * BK + kk) * BM + tid + NT * i),
-                            reinterpret_cast<const TA*>(v ? A + a_row[i] + ko : A), v);
-            }
+            for (int i = 0; i < RM; ++i)
+              einc_cp_async_n(As + (stage * BK + kk) * BM + tid + NT * i, reinterpret_cast<const SA*>(rowp[i] + o),
+                              kin ? rsz[i] : 0);
+            kb += kstep;
           }
         };
 #pragma unroll
