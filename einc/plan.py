@@ -255,8 +255,32 @@ def gpu_contiguous(step: Step, ops):
     c_size = int(np.prod([m.extent for m in step.modes if m.kind != "k"], dtype=np.int64))
     moved = 2 * item * ((la.size if a_copy else 0) + (lb.size if b_copy else 0) + (c_size if c_order else 0))
     if moved and step.flops < COPY_MIN_INTENSITY * moved:
-        return ops, [None, None], None
+        return ops, k_order_copy(step, ops, ks), None
     return ops, [a_copy, b_copy], c_order
+
+
+K_ORDER_MIN_INTENSITY = 4  # GEMM FLOPs per byte of B a K-order copy moves, below which it can't pay
+
+
+def k_order_copy(step: Step, ops, ks):
+    """[None, labels for B] when A and B are unit-stride along different K modes, else [None, None].
+
+    The gett kernel walks K in one order for both operands (A's): when B's unit stride is
+    another K mode, each of B's loads is a scattered element (`abcd,dbea->ec`, 72^5 fp32:
+    2.3 TFLOP/s). One tiled transpose of B into [batch, n, k in A's order] makes both
+    operands K-fast in the same order.
+    """
+    la, lb = ops[0][1], ops[1][1]
+    unit = lambda lay: next((l for l, s in zip(lay.labels, lay.strides) if abs(s) == 1), None)
+    kinds = {m.label: m.kind for m in step.modes}
+    ua, ub = unit(la), unit(lb)
+    if ua is None or ub is None or ua == ub or kinds.get(ua) != "k" or kinds.get(ub) != "k":
+        return [None, None]
+    if step.flops < K_ORDER_MIN_INTENSITY * 2 * lb.size * step.compute.itemsize:
+        return [None, None]
+    batch = [m.label for m in step.modes if m.kind == "batch"]
+    ns = [m.label for m in step.modes if m.kind == "n"]
+    return [None, batch + ns + list(ks)]
 
 
 @dataclass(frozen=True)

@@ -88,3 +88,27 @@ def test_split_reduction_plan_is_correct(subs, shapes):
     out = np.full(plan.out_shape, np.nan)
     Executable(plan)(ops, out)
     assert_matches(out, subs, *ops, terms=1 << 18)
+
+
+@pytest.mark.parametrize("subs,shapes,copied,terms", [
+    ("abcd,dbea->ec", [(24, 36, 40, 24), (24, 36, 48, 24)], "dbea", 24 * 36 * 24),  # A d-fast, B a-fast
+    ("lik,jkl->ji", [(64, 96, 128), (80, 128, 64)], "jkl", 64 * 128),               # TCCG ccsd ij-kil-lkj
+])
+def test_conflicting_k_unit_strides_copy_b_into_a_s_k_order(subs, shapes, copied, terms):
+    plan = plan_for(subs, shapes, "float32", backend="cuda")
+    first = plan.steps[0]
+    assert first.strategy == "reduce" and first.text.startswith(copied + "->")
+    gemm = next(s for s in plan.steps if s.strategy == "gett")
+    k = [j for j, m in enumerate(gemm.modes) if m.kind == "k"]
+    unit = lambda t: {j for j in k if abs(gemm.strides[t][j]) == 1}
+    assert unit(1) == unit(2) and unit(1)  # both operands K-fast along the same mode
+    rng = np.random.default_rng(5)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    out = np.full(plan.out_shape, np.nan, dtype=np.float32)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=terms)
+
+
+def test_no_k_order_copy_when_the_unit_strides_agree_or_lie_outside_k():
+    for subs, shapes in [("ij,kj->ik", [(300, 400), (300, 400)]), ("ij,jk->ik", [(300, 400), (400, 300)])]:
+        assert all(s.strategy == "gett" for s in plan_for(subs, shapes, "float32", backend="cuda").steps)

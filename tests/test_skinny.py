@@ -86,3 +86,16 @@ def test_gpu_skinny_matches_numpy(monkeypatch, subs, shapes, dtype, what):
     assert ("tile", "skinny") in p.steps[-1].config
     got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
     assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", [CASES[0], CASES[6], CASES[7]],  # A M-fast, fp32
+                         ids=[CASES[0][3], CASES[6][3], CASES[7][3]])
+def test_emulated_skinny_with_four_rows_per_thread(monkeypatch, subs, shapes, dtype, what):
+    monkeypatch.setenv("EINC_SKINNY_RM", "4")  # what the emitter picks once tiles fill the GPU
+    rng = np.random.default_rng(11)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    assert "4 row(s) per thread" in emit_step(p, p.steps[-1], gett_tile="skinny").source
+    got = emulate(p, ops, max_grid=2, gett_tile="skinny")
+    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))

@@ -14,6 +14,7 @@ unit-stride mode (through shared memory when the two differ).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,6 +136,9 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # one row per thread (two spilled at the 128-register cap)
     a_kfast = async_ok and a_item == 4 and not tab_k and lay.k[0][1][1] == 1 if lay.k else False
     rm = 1 if a_kfast else RM
+    # EINC_SKINNY_RM=4 (experiments): four rows per thread halve B's shared loads per FMA but
+    # need a block per SM; measured slower on the H200 (akdbc,jk->cjbda 11.6 -> 7.5 TFLOP/s)
+    rm = int(os.environ.get("EINC_SKINNY_RM", rm)) if not a_kfast else rm
     TY, BM_ROWS = 8 * rm, 256 * rm
     tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
     tiles_y = 1 if one_axis else _cdiv(V, TY)
@@ -159,7 +163,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     words += [("table", nt - 2), ("table", nt - 1)]
 
     flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast)
-    minb = 2 if acc <= 4 else 1  # fp64: RM x NP doubles need the whole register file
+    minb = 2 if acc <= 4 and rm <= 2 else 1  # fp64 / RM = 4: the accumulators need the registers
     key = (VERSION, "skinny", NP, rm, BK, S, minb, flags, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
