@@ -143,6 +143,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
     tiles_y = 1 if one_axis else _cdiv(V, TY)
     tiles = R * tiles_x * tiles_y
+    assert tiles < 2 ** 31, "the kernel decodes tiles in 32 bits"  # (> 2^40 rows)
     # B chunk: the whole K when it fits in KC_MAX k, so a block loads B once (per batch index)
     kc_max = max(BK, (KC_BYTES // (NP * acc)) // BK * BK)
     KC = min(kc_max, max(BK, _cdiv(K, BK) * BK))
@@ -163,7 +164,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     words += [("table", nt - 2), ("table", nt - 1)]
 
     flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast)
-    minb = 2 if acc <= 4 and rm <= 2 else 1  # fp64 / RM = 4: the accumulators need the registers
+    # blocks per SM: registers for RM x NP accumulators (fp64 and RM = 4 need the whole file)
+    minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
     key = (VERSION, "skinny", NP, rm, BK, S, minb, flags, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)

@@ -125,9 +125,12 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
   const int tid = threadIdx.x, lane = tid & 31;
   const long long per_rest = p.tiles_x * p.tiles_y, tiles = per_rest * p.R;
 
+  // Tile counts fit 32 bits (the emitter checks): 32-bit division decodes a tile in a
+  // few instructions, where 64-bit division costs ~100 per tile.
+  const unsigned per_rest32 = static_cast<unsigned>(per_rest), tiles_x32 = static_cast<unsigned>(p.tiles_x);
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const long long r = tile / per_rest, rem = tile - r * per_rest;
-    const long long ty0 = rem / p.tiles_x, tx0 = rem - ty0 * p.tiles_x;
+    const unsigned t32 = static_cast<unsigned>(tile), r32 = t32 / per_rest32, rem32 = t32 - r32 * per_rest32;
+    const long long r = r32, ty0 = rem32 / tiles_x32, tx0 = rem32 - (rem32 / tiles_x32) * tiles_x32;
     const long long x0 = tx0 * (ONE_AXIS ? 32 * TY : 32), y0 = ty0 * TY;
     const long long a_rest = __ldg(p.ra + r), b_rest = __ldg(p.rb + r), c_rest = __ldg(p.rc + r);
 
@@ -324,6 +327,21 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
     }
 
     if constexpr (STAGE_C) {
+      // Read-out mapping: element idx = tid + NT * it of a group, Y fastest (C's unit
+      // stride): yl = tid % TY for all it, x takes LH = 32 * TY / NT values, e = it / LH.
+      // So a thread's row offsets (LH of them) are computed once per tile and each store
+      // adds a column offset: no per-element multiplies or divisions.
+      static_assert(NT % TY == 0 && (32 * TY) % NT == 0, "read-out mapping");
+      constexpr int LH = 32 * TY / NT, LSTEP = NT / TY;
+      const int yl = tid % TY;
+      long long orow[LH];
+      bool rok[LH];
+#pragma unroll
+      for (int h = 0; h < LH; ++h) {
+        const long long x = x0 + tid / TY + LSTEP * h, y = y0 + yl;
+        rok[h] = x < p.U && y < p.V;
+        orow[h] = c_rest + x * p.c_x + y * p.c_y;
+      }
       __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
 #pragma unroll
       for (int g = 0; g < NP / 8; ++g) {
@@ -332,11 +350,15 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
 #pragma unroll
           for (int e = 0; e < 8; ++e) Cs[(e * TY + (tid >> 5) + 8 * i) * 33 + lane] = acc[i][8 * g + e];
         __syncthreads();  // RAW: the column group is staged
-        for (int idx = tid; idx < 8 * TY * 32; idx += NT) {  // Y fastest: C's unit stride
-          const int yl = idx % TY, l = (idx / TY) % 32, e = idx / (TY * 32);
-          const long long x = x0 + l, y = y0 + yl, n = 8 * g + e;
-          if (x < p.U && y < p.V && n < p.N)
-            store_as<TC>(C + c_rest + x * p.c_x + y * p.c_y + __ldg(p.tc_n + n), Cs[(e * TY + yl) * 33 + l]);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int n = 8 * g + e;
+          if (n < p.N) {
+            const long long cn = __ldg(p.tc_n + n);
+#pragma unroll
+            for (int h = 0; h < LH; ++h)
+              if (rok[h]) store_as<TC>(C + orow[h] + cn, Cs[(e * TY + yl) * 33 + tid / TY + LSTEP * h]);
+          }
         }
         __syncthreads();  // WAR: read out before the next group is staged
       }
