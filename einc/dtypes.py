@@ -26,7 +26,7 @@ def check_supported(dtype, what: str) -> np.dtype:
     """``dtype`` as np.dtype if einc computes in it, else an EincTypeError naming ``what``."""
     try:
         dt = np.dtype(dtype)
-    except TypeError as e:
+    except (TypeError, ValueError) as e:  # np.dtype("ab,c") is a ValueError
         raise EincTypeError(f"{what}: {dtype!r} is not a dtype") from e
     if dt.newbyteorder("=") not in SUPPORTED:
         names = ", ".join(str(d) for d in SUPPORTED)

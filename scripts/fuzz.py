@@ -51,6 +51,8 @@ refused = {k[8:]: v for k, v in counts.items() if k.startswith("refused:")}
 cli = {k[4:]: v for k, v in counts.items() if k.startswith("cli:")}
 print(f"inputs tried: {tried} in {time.perf_counter() - start:.0f} s")
 print(f"results checked correct against numpy: {counts['correct']}")
+print(f"answers past numpy's 52 letters / 64 dimensions (einc's extension, unchecked): "
+      f"{counts['beyond-numpy']}")
 print(f"EincErrors where numpy also rejects: {sum(errors.values())} {dict(sorted(errors.items()))}")
 print(f"EincErrors where numpy answers (documented differences): {sum(refused.values())} "
       f"{dict(sorted(refused.items()))}")

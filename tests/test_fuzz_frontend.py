@@ -132,3 +132,11 @@ def test_out_dtype_takes_part_in_the_computation_as_in_numpys_loop_nest():
 def test_fuzzer_found_error_2(call, cls, needle):
     with pytest.raises(cls, match=needle):
         call()
+
+
+def test_dtype_strings_numpy_cannot_parse_are_eincerrors(capsys):
+    # np.dtype("akb,bi,...->ki") raises ValueError, not TypeError; it escaped einsum and the CLI
+    with pytest.raises(E.EincTypeError, match="is not a dtype"):
+        einc.einsum("i->", np.ones(2), dtype="akb,bi,...->ki")
+    assert main(["explain", "ii->i", "--dtype", "akb,bi,...->ki", "--shapes", "2x2"]) == 2
+    assert "is not a dtype" in capsys.readouterr().err
