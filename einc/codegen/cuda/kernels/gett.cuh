@@ -76,11 +76,24 @@ template <int BM_, int BN_, int BK_, int RM_, int RN_, int S_> struct EincGettTi
 
 // Tile `tile` of the grid-stride walk -> (batch, first row m0, first column n0): tile
 // rows grouped GROUP_M at a time and walked column by column, so consecutive blocks
-// share A and B panels in L2. Shared by the gett, mma and wgmma kernels.
+// share A and B panels in L2. Shared by the gett, mma and wgmma kernels. A 64-bit
+// division costs ~100 instructions, a short-K tile (ccsd_t: K = 24) ~2000 in all, so
+// tile counts below 2^31 decode in 32 bits.
 template <int GROUP_M> __device__ __forceinline__ void einc_tile_origin(long long tile, const EincGettMeta& p,
                                                                        int bm, int bn, long long& bi,
                                                                        long long& m0, long long& n0) {
   const long long per_batch = p.tiles_m * p.tiles_n;
+  if (per_batch * p.batch < (1LL << 31)) {  // (uniform) 32-bit divisions: a few instructions
+    const unsigned t = static_cast<unsigned>(tile), pb = static_cast<unsigned>(per_batch);
+    const unsigned tm = static_cast<unsigned>(p.tiles_m), tn = static_cast<unsigned>(p.tiles_n);
+    const unsigned b = t / pb, r = t - b * pb, span = GROUP_M * tn, group = r / span;
+    const unsigned first_m = group * GROUP_M, rows = tm - first_m < GROUP_M ? tm - first_m : GROUP_M;
+    const unsigned in_group = r - group * span, q = in_group / rows;
+    bi = b;
+    m0 = static_cast<long long>(first_m + (in_group - q * rows)) * bm;
+    n0 = static_cast<long long>(q) * bn;
+    return;
+  }
   bi = tile / per_batch;
   const long long r = tile - bi * per_batch;
   const long long span = static_cast<long long>(GROUP_M) * p.tiles_n;
