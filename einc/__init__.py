@@ -7,8 +7,9 @@ from . import explain
 from .api import ContractExpression, contract_expression, contract_path, einsum
 from .errors import (EincCompileError, EincCudaError, EincError, EincShapeError, EincSpecError,
                      EincSyntaxError, EincTypeError, EincValueError)
+from .tensor_ops import tensordot, transpose
 
 __version__ = "0.1.0"
-__all__ = ["einsum", "contract_path", "contract_expression", "ContractExpression",
+__all__ = ["einsum", "contract_path", "contract_expression", "ContractExpression", "tensordot", "transpose",
            "EincError", "EincSyntaxError", "EincSpecError", "EincShapeError", "EincTypeError",
            "EincValueError", "EincCompileError", "EincCudaError", "__version__"]
