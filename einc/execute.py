@@ -55,6 +55,69 @@ def gett_tables(step: Step):
     return dims, tab, swapped
 
 
+SKINNY_MAX_N = 160  # columns (the small operand's free group) up to which skinny runs,
+SKINNY_SHALLOW_K, SKINNY_SHALLOW_MAX_N = 64, 2048  # or up to 2048 when K is this shallow
+SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the threads
+SKINNY_MAX_K_CHUNKED = 1024  # K above which re-reading A per column chunk leaves L1
+
+
+def skinny_tables(step: Step, dtypes):
+    """(dims, tab, big, NP) for the skinny kernel (codegen/llvm/skinny.py), or None.
+
+    Fits a float gett step without batch modes where one operand (``big``: 1 or 2) is
+    unit-stride along one of its free modes (x) and the other's free group has at most
+    SKINNY_MAX_N columns (SKINNY_SHALLOW_MAX_N when K is shallow: the packed kernel's
+    packing is then not amortised). The big operand's other free modes become the rest
+    group, ordered so that C's smallest stride is innermost.
+    """
+    from .codegen.llvm.skinny import skinny_np
+    if os.environ.get("EINC_CPU_SKINNY", "1") == "0" or step.strategy != "gett":
+        return None
+    if step.compute not in (np.float32, np.float64) or any(d != step.compute for d in dtypes):
+        return None
+    modes, st = step.modes, step.strides
+    if any(m.kind == "batch" for m in modes):
+        return None
+    best = None
+    for big, free, small in ((1, "m", "n"), (2, "n", "m")):
+        fj = [j for j, m in enumerate(modes) if m.kind == free]
+        nj = [j for j, m in enumerate(modes) if m.kind == small]
+        kj = [j for j, m in enumerate(modes) if m.kind == "k"]
+        N = int(np.prod([modes[j].extent for j in nj], dtype=np.int64))
+        K = int(np.prod([modes[j].extent for j in kj], dtype=np.int64))
+        # K = 0: A is never read (numpy gives empty arrays zero strides), C gets zeros
+        xs = [j for j in fj if (st[big][j] == 1 or K == 0) and modes[j].extent >= 4]
+        too_wide = N > (SKINNY_SHALLOW_MAX_N if K <= SKINNY_SHALLOW_K else SKINNY_MAX_N)
+        if not xs or too_wide or (best and best[0] <= N):
+            continue
+        # prefer C's own unit-stride mode as x (vector stores), else the longest
+        x = min(xs, key=lambda j: (abs(st[0][j]) != 1, -modes[j].extent))
+        rest = sorted((j for j in fj if j != x), key=lambda j: -abs(st[0][j]))
+        best = (N, big, x, rest, nj, sorted(kj, key=lambda j: -abs(st[big][j])))
+    if best is None:
+        return None
+    N, big, x, rest, nj, kj = best
+    small = 3 - big
+    R = int(np.prod([modes[j].extent for j in rest], dtype=np.int64))
+    K = int(np.prod([modes[j].extent for j in kj], dtype=np.int64))
+    # threads split the rest rows; a lane group's A panel (K vectors) is re-read once per
+    # column chunk, so it must stay in L1 when there are several chunks
+    if R < SKINNY_MIN_ROWS or (N > skinny_np(N) and K > SKINNY_MAX_K_CHUNKED):
+        return None
+
+    def offsets(js, t):
+        off = np.zeros(1, dtype=np.int64)
+        for j in js:
+            off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
+        return off
+
+    rA = offsets(rest, big)
+    dims = np.array([modes[x].extent, rA.size, N, offsets(kj, big).size, st[0][x]], dtype=np.int64)
+    tab = np.concatenate([rA, offsets(rest, 0), offsets(nj, small), offsets(nj, 0),
+                          offsets(kj, big), offsets(kj, small)])
+    return dims, tab, big, skinny_np(N)
+
+
 def step_dtypes(plan: Plan, step: Step) -> list:
     """Dtypes of a step's tensors: the result first, then its operands."""
     return [plan.buffers[step.result].dtype] + [plan.buffers[o].dtype for o in step.operands]
@@ -65,6 +128,10 @@ def kernel_source(plan: Plan, step: Step):
     if step.strategy == "gett":
         from .codegen.llvm.gett import emit_gett
         bits, dt = jit().host_vector_bits(), step.compute
+        sk = skinny_tables(step, step_dtypes(plan, step))
+        if sk is not None:
+            from .codegen.llvm.skinny import emit_skinny
+            return ("skinny", dt.name, bits, sk[3]), lambda: emit_skinny(dt, bits, sk[3])
         src = step_dtypes(plan, step)[1]  # both operands' (plan._choose: equal); int8 -> int32 C
         return ("gett", dt.name, src.name, bits), lambda: emit_gett(dt, bits, src)
     key = loop_key(step, step_dtypes(plan, step))
@@ -209,6 +276,9 @@ class Executable:
     def _runner(self, step: Step):
         key, build = kernel_source(self.plan, step)
         addr = jit().get(key, build)
+        sk = skinny_tables(step, step_dtypes(self.plan, step)) if step.strategy == "gett" else None
+        if sk is not None:
+            return self._skinny_runner(step, addr, *sk)
         if step.strategy == "gett":
             from .codegen.llvm.gett import gett_workspace_elems
             bits = jit().host_vector_bits()
@@ -261,6 +331,29 @@ class Executable:
 
         def run(ptrs, _keep=(ext_a, str_a)):
             fn(*[ptrs[i] for i in order], ext_a, str_a)
+        return run
+
+    def _skinny_runner(self, step: Step, addr, dims, tab, big, NP):
+        """Rows of the rest group split over threads (4 parts per thread when it pays)."""
+        from .codegen.llvm.skinny import skinny_workspace_elems
+        fn = ctypes.CFUNCTYPE(None, _VP, _VP, _VP, _VP, _VP, _VP, ctypes.c_int64, ctypes.c_int64)(addr)
+        X, R, N, K = (int(v) for v in dims[:4])
+        work_elems, dt = skinny_workspace_elems(N, K), step.compute
+        c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
+        dp, tp = dims.ctypes.data, tab.ctypes.data
+        threads = num_threads() if X * R * N * K >= PARALLEL_MIN_WORK else 1
+        pieces = min(R, threads * CHUNKS_PER_THREAD if threads > 1 else 1)
+        bounds = [R * t // pieces for t in range(pieces + 1)]
+        chunks = list(zip(bounds, bounds[1:]))
+
+        def part(ptrs, r0, r1):
+            work = _WORK.get(work_elems, dt)
+            fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, r0, r1)
+
+        def run(ptrs, _keep=(dims, tab)):
+            if len(chunks) == 1:
+                return part(ptrs, 0, R)
+            list(_pool().map(lambda r: part(ptrs, *r), chunks))
         return run
 
     def __call__(self, arrays, out: np.ndarray) -> np.ndarray:

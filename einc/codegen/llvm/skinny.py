@@ -1,0 +1,209 @@
+"""The `skinny` CPU kernel: a GEMM step whose small operand contributes few free columns.
+
+    C[r, x, n] = sum_k A[r, x, k] * B[k, n]        x: one free mode of A with A-stride 1
+
+The TCCG intensli shape (`akdbc,jk->cjbda`: N = j = 10, A the whole 8 MiB). Such a step is
+memory-bound (about 2N/itemsize FLOPs per byte of A), and the packed gett kernel spends
+its time packing A through offset tables and scattering C through its N-fast tile. Here
+A is streamed once and never packed: vector lanes run along x, A's unit-stride mode, so
+every k of a lane group is one contiguous vector load; each lane group keeps NP
+accumulator vectors (NP columns) in registers and B is packed once per call into a
+zero-padded [K][Npad] panel in the workspace (Npad = N rounded up to NP, at most a few
+KiB), from which each FMA takes one broadcast. C is written along x with vector stores
+when C is unit-stride along x, else one scalar store per lane (then the column chunks
+are the outer loop, so the lines a chunk scatters into stay in L1 across r).
+
+The other free modes of A are the rest group r (offset tables rA, rC; the caller puts
+C's unit-stride mode innermost so consecutive r fill the same C lines), the N and K
+groups go through tables too, so one compiled kernel per (dtype, vector width, NP)
+serves every layout where A is unit-stride along one free mode.
+
+    void f(T* C, const T* A, const T* B, const int64_t* dims, const int64_t* tab,
+           T* work, int64_t r0, int64_t r1)
+
+    dims = [X, R, N, K, c_x]         c_x: C's stride along x
+    tab  = rA[R] rC[R] nB[N] nC[N] kA[K] kB[K]
+    work: K * Npad elements (skinny_workspace_elems), any alignment of the element
+
+Rows r0 <= r < r1 are written (threads split R). K = 0 writes zeros.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from .gett import I32, I64, PTR, Loop, i64, smin
+
+REGISTERS = 16  # vector registers of SSE/AVX2 (AVX-512's 32 are not used: NP stays <= 12)
+
+
+def skinny_np(n: int) -> int:
+    """Columns held in registers per lane group for a step with ``n`` columns: 4, 8 or 12
+    (12 accumulators + the A vector + one broadcast fit 16 vector registers)."""
+    return 4 if n <= 4 else 8 if n <= 8 else 12
+
+
+def skinny_workspace_elems(n: int, k: int) -> int:
+    """Elements of scratch one call needs: B packed as [K][N rounded up to NP]."""
+    npad = -(-n // skinny_np(n)) * skinny_np(n)
+    return max(1, k * npad)
+
+
+def skinny_function_name(dtype, vector_bits: int, NP: int) -> str:
+    return f"einc_skinny_f{8 * np.dtype(dtype).itemsize}_v{int(vector_bits)}_n{NP}"
+
+
+def emit_skinny(dtype, vector_bits: int, NP: int) -> tuple[str, str]:
+    """LLVM IR text of the skinny kernel for float32/float64 and its function name.
+
+    >>> text, name = emit_skinny(np.float32, 256, 8)
+    >>> name
+    'einc_skinny_f32_v256_n8'
+    """
+    dt = np.dtype(dtype)
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"the skinny kernel takes float32 or float64, not {dt}")
+    name = skinny_function_name(dt, vector_bits, NP)
+    return _Skinny(dt, vector_bits, NP, name).emit(), name
+
+
+class _Skinny:
+    def __init__(self, dt, vector_bits, NP, name):
+        self.T = ir.FloatType() if dt == np.float32 else ir.DoubleType()
+        self.eb = dt.itemsize
+        self.W = vector_bits // (8 * self.eb)
+        self.NP = NP
+        self.V = ir.VectorType(self.T, self.W)
+        self.mod = ir.Module(name=name)
+        self.mod.triple = ""
+        fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR, PTR, PTR, I64, I64])
+        self.fn = ir.Function(self.mod, fnty, name=name)
+        self.fn.attributes.add("nounwind")
+        for a, nm in zip(self.fn.args, ("C", "A", "B", "dims", "tab", "work", "r0", "r1")):
+            a.name = nm
+        for a in self.fn.args[:6]:
+            a.add_attribute("noalias")
+        vname = f"v{self.W}f{8 * self.eb}"
+        self.fma = ir.Function(self.mod, ir.FunctionType(self.V, [self.V] * 3), name=f"llvm.fmuladd.{vname}")
+        M = ir.VectorType(ir.IntType(1), self.W)
+        self.mload = ir.Function(self.mod, ir.FunctionType(self.V, [PTR, I32, M, self.V]),
+                                 name=f"llvm.masked.load.{vname}.p0")
+        self.vzero = ir.Constant(self.V, None)
+        self.lanes = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
+
+    # --- helpers ----------------------------------------------------------------------
+    def ptr(self, base, off, et=None):
+        return self.b.gep(base, [off], source_etype=et or self.T)
+
+    def ld(self, base, off, et=None):
+        et = et or self.T
+        return self.b.load(self.ptr(base, off, et), typ=et, align=8 if et is I64 else self.eb)
+
+    def st(self, val, off):
+        self.b.store(val, self.ptr(self.C, off), align=self.eb)
+
+    def splat(self, x, typ, n):
+        b = self.b
+        undef = ir.Constant(typ, ir.Undefined)
+        v = b.insert_element(undef, x, ir.Constant(I32, 0))
+        return b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, n), [0] * n))
+
+    # --- top level --------------------------------------------------------------------
+    def emit(self) -> str:
+        b = self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        C, A, B, dims, tab, work, r0, r1 = self.fn.args
+        self.C, self.A = C, A
+        X, R, N, K, cx = (self.ld(dims, i64(i), I64) for i in range(5))
+        r1 = smin(b, r1, R)
+        empty = b.or_(b.icmp_signed("<=", X, i64(0)), b.icmp_signed("<=", N, i64(0)))
+        with b.if_then(b.or_(empty, b.icmp_signed(">=", r0, r1))):
+            b.ret_void()
+        rA = tab
+        rC = self.ptr(rA, R, I64)
+        nB = self.ptr(rC, R, I64)
+        self.nC = self.ptr(nB, N, I64)
+        kA = self.ptr(self.nC, N, I64)
+        kB = self.ptr(kA, K, I64)
+        NP = self.NP
+        npad = b.mul(b.sdiv(b.add(N, i64(NP - 1)), i64(NP)), i64(NP), name="npad")
+        # B -> [K][npad], zero beyond N (the padded columns are computed, never stored)
+        last = b.sub(N, i64(1))
+        with Loop(b, 0, K, 1, "pk") as lk:
+            ob = self.ld(kB, lk.index, I64)
+            row = b.mul(lk.index, npad)
+            with Loop(b, 0, npad, 1, "pn") as ln:
+                n = ln.index
+                valid = b.icmp_signed("<", n, N)
+                x = self.ld(B, b.add(ob, self.ld(nB, smin(b, n, last), I64)))
+                b.store(b.select(valid, x, ir.Constant(self.T, 0.0)), self.ptr(work, b.add(row, n)),
+                        align=self.eb)
+        self.X, self.N, self.K, self.cx, self.kA, self.Bp, self.npad = X, N, K, cx, kA, work, npad
+
+        def tile(r, x0, nc):
+            self.emit_tile(self.ld(rA, r, I64), self.ld(rC, r, I64), x0, nc)
+
+        with b.if_else(b.icmp_signed("==", cx, i64(1)), likely=True) as (unit, scattered):
+            with unit:  # C along x: r, x, then column chunks (A's lines read once, from L1)
+                with Loop(b, r0, r1, 1, "r") as lr:
+                    with Loop(b, 0, X, self.W, "x") as lx:
+                        with Loop(b, 0, npad, NP, "nc") as ln:
+                            tile(lr.index, lx.index, ln.index)
+            with scattered:  # chunks outermost: a chunk's scattered C lines stay cached
+                with Loop(b, 0, npad, NP, "nc") as ln:
+                    with Loop(b, r0, r1, 1, "r") as lr:
+                        with Loop(b, 0, X, self.W, "x") as lx:
+                            tile(lr.index, lx.index, ln.index)
+        b.ret_void()
+        return str(self.mod)
+
+    def emit_tile(self, oA, oC, x0, nc):
+        """Columns [nc, nc+NP) of lanes [x0, x0+W) of row r: sum over k, then store."""
+        b, W = self.b, self.W
+        left = b.sub(self.X, x0)
+        nvalid = smin(b, i64(self.NP), b.sub(self.N, nc))
+        with b.if_else(b.icmp_signed(">=", left, i64(W)), likely=True) as (full, tail):
+            with full:
+                acc = self.emit_sum(b.add(oA, x0), nc, None)
+                with b.if_else(b.icmp_signed("==", self.cx, i64(1)), likely=True) as (vec, sc):
+                    with vec:
+                        for j in range(self.NP):
+                            with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
+                                off = b.add(b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64)), x0)
+                                b.store(acc[j], self.ptr(self.C, off), align=self.eb)
+                    with sc:
+                        self.emit_scalar_store(acc, oC, x0, nc, nvalid, None)
+            with tail:
+                mask = b.icmp_signed("<", self.lanes, self.splat(left, ir.VectorType(I64, W), W))
+                acc = self.emit_sum(b.add(oA, x0), nc, mask)
+                self.emit_scalar_store(acc, oC, x0, nc, nvalid, left)
+
+    def emit_sum(self, a0, nc, mask):
+        """NP accumulators: sum over k of A[a0 + kA[k] : +W] x Bp[k, nc : nc+NP]."""
+        b = self.b
+        with Loop(b, 0, self.K, 1, "k", carry=[self.vzero] * self.NP) as lk:
+            k = lk.index
+            p = self.ptr(self.A, b.add(a0, self.ld(self.kA, k, I64)))
+            if mask is None:
+                a = b.load(p, typ=self.V, align=self.eb)
+            else:
+                a = b.call(self.mload, [p, ir.Constant(I32, self.eb), mask, self.vzero])
+            row = b.add(b.mul(k, self.npad), nc)
+            lk.next = [b.call(self.fma, [a, self.splat(self.ld(self.Bp, b.add(row, i64(j))), self.V, self.W),
+                                         lk.vars[j]]) for j in range(self.NP)]
+        return lk.vars
+
+    def emit_scalar_store(self, acc, oC, x0, nc, nvalid, left):
+        """One store per lane (C strided along x, or the ragged last lane group)."""
+        b = self.b
+        for j in range(self.NP):
+            with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
+                col = b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64))
+                for lane in range(self.W):
+                    def put(lane=lane):
+                        off = b.add(col, b.mul(b.add(x0, i64(lane)), self.cx))
+                        self.st(b.extract_element(acc[j], ir.Constant(I32, lane)), off)
+                    if left is None:
+                        put()
+                    else:
+                        with b.if_then(b.icmp_signed(">", left, i64(lane))):
+                            put()
