@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .progress import Progress
 from .timing import median_time
 
 SUITES = {
@@ -137,7 +138,9 @@ def run_bandwidth(repeat=21, save=True) -> int:
     print(f"{'case':<24}{'einc':>10}{'numpy':>10}{'vs numpy':>9}{'einc GB/s':>11}{'of copy':>9}")
     rows = []
     variants = [(c, False) for c in BANDWIDTH] + [(BANDWIDTH[3], True)]
+    bar = Progress(len(variants), "einc bench bandwidth")
     for (name, subs, shapes, nbytes, note), with_out in variants:
+        bar.set_item(name)
         ops = _operands(shapes, "float64", rng)
         got = einc.einsum(subs, *ops)
         ref = np.einsum(subs, *ops)
@@ -158,8 +161,10 @@ def run_bandwidth(repeat=21, save=True) -> int:
                      "fraction_of_copy": bw / copy_bw if bw else None, "note": note,
                      "strategies": [s.strategy for s in api.plan_for(subs, shapes, "float64").steps]})
         bw_txt = f"{bw / 1e9:>11.2f}{bw / copy_bw:>8.0%} " if bw else f"{'(view)':>11}{'-':>9}"
-        print(f"{name:<24}{_secs(t['einc']):>10}{_secs(t['numpy']):>10}{t['numpy'] / t['einc']:>8.2f}x"
-              f"{bw_txt}{'' if ok else '  MISMATCH'}")
+        bar.print(f"{name:<24}{_secs(t['einc']):>10}{_secs(t['numpy']):>10}{t['numpy'] / t['einc']:>8.2f}x"
+                  f"{bw_txt}{'' if ok else '  MISMATCH'}")
+        bar.advance()
+    bar.close()
     print("(medians of wall time; vs numpy > 1: einc faster; GB/s = bytes read + written / einc's time)")
     for r in rows:
         if r["note"]:
@@ -191,7 +196,9 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
     rows = []
     head = f"{'case':<26}{'einc':>10}{'np(opt=F)':>11}{'np(opt=T)':>11}{'opt_einsum':>11}{'vs F':>7}{'vs T':>7}  GFLOP/s"
     print(head)
+    bar = Progress(len(cases), f"einc bench {suite}")
     for name, subs, shapes, dtype in cases:
+        bar.set_item(name)
         ops = _operands(shapes, dtype, rng)
         got = einc.einsum(subs, *ops)
         ref = np.einsum(subs, *[o.astype(np.float64) for o in ops], optimize=True)
@@ -207,9 +214,11 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
         flops = sum(s.flops for s in plan.steps)
         rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": dtype, "ok": bool(ok),
                      "seconds": t, "flops": flops, "strategies": [s.strategy for s in plan.steps]})
-        print(f"{name:<26}{t['einc']*1e3:>8.2f}ms{t['numpy_noopt']*1e3:>9.2f}ms{t['numpy_opt']*1e3:>9.2f}ms"
-              f"{t['opt_einsum']*1e3:>9.2f}ms{t['numpy_noopt']/t['einc']:>6.2f}x{t['numpy_opt']/t['einc']:>6.2f}x"
-              f"  {flops / t['einc'] / 1e9:7.2f}{'' if ok else '  MISMATCH'}")
+        bar.print(f"{name:<26}{t['einc']*1e3:>8.2f}ms{t['numpy_noopt']*1e3:>9.2f}ms{t['numpy_opt']*1e3:>9.2f}ms"
+                  f"{t['opt_einsum']*1e3:>9.2f}ms{t['numpy_noopt']/t['einc']:>6.2f}x{t['numpy_opt']/t['einc']:>6.2f}x"
+                  f"  {flops / t['einc'] / 1e9:7.2f}{'' if ok else '  MISMATCH'}")
+        bar.advance()
+    bar.close()
     gm = lambda k: math.exp(sum(math.log(r["seconds"][k] / r["seconds"]["einc"]) for r in rows) / len(rows))
     summary = {"geomean_speedup_vs_numpy_noopt": gm("numpy_noopt"),
                "geomean_speedup_vs_numpy_opt": gm("numpy_opt"),

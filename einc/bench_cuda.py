@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .progress import Progress
+
 L2_BYTES = 60 * 2**20
 
 
@@ -321,7 +323,10 @@ def run_tccg24(save=True, repeat=5, dtype="float32", plot=False) -> int:
     print(f"{'case':<28}{'einsum':<22}{'einc':>9}{'torch':>9}  TFLOP/s einc / torch   x     strategies")
     rows, ok, inner = [], True, 2
     itemsize = torch.empty((), dtype=tdtype).element_size()
-    for group, case, subs, sizes, _, _ in load_tccg24():
+    cases = load_tccg24()
+    bar = Progress(len(cases), f"einc bench tccg24 {dtype}")
+    for group, case, subs, sizes, _, _ in cases:
+        bar.set_item(f"{group} {case}")
         geo = case_geometry(subs, sizes, itemsize)
         flops = geo["flops"]
         ops = [torch.randn(s, device="cuda", dtype=tdtype) for s in geo["shapes"]]
@@ -346,13 +351,15 @@ def run_tccg24(save=True, repeat=5, dtype="float32", plot=False) -> int:
         name = f"{group} {case}"
         if row["einc"] is None:
             why = row["einc_error"].splitlines()[0][:60]
-            print(f"{name:<28}{subs:<22}{'-':>9}{tt * 1e3:>7.2f}ms  einc: {why}")
+            bar.print(f"{name:<28}{subs:<22}{'-':>9}{tt * 1e3:>7.2f}ms  einc: {why}")
         else:
             te = row["einc"]["median_s"]
-            print(f"{name:<28}{subs:<22}{te * 1e3:>7.2f}ms{tt * 1e3:>7.2f}ms  {flops / te / 1e12:6.2f} / "
-                  f"{flops / tt / 1e12:6.2f}  {tt / te:5.2f}  {row['strategies']}"
-                  f"{'' if row['ok'] else '  MISMATCH'}")
+            bar.print(f"{name:<28}{subs:<22}{te * 1e3:>7.2f}ms{tt * 1e3:>7.2f}ms  {flops / te / 1e12:6.2f} / "
+                      f"{flops / tt / 1e12:6.2f}  {tt / te:5.2f}  {row['strategies']}"
+                      f"{'' if row['ok'] else '  MISMATCH'}")
         del ops, ref
+        bar.advance()
+    bar.close()
     result = {"schema": 2, "suite": "tccg24", "backend": "cuda", "dtype": dtype,
               "date": time.strftime("%Y-%m-%d %H:%M:%S"), **info,
               "timing": {"method": "CUDA events, 3 warm-up calls", "statistic": "median",

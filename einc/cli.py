@@ -1,4 +1,4 @@
-"""The `einc` command: explain, compile, demo, bench."""
+"""The `einc` command: explain, compile, sysinfo, demo, tune, bench."""
 from __future__ import annotations
 
 import argparse
@@ -102,6 +102,16 @@ def cmd_bench(args):
     return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)
 
 
+def cmd_sysinfo(args):
+    from .sysinfo import collect, describe
+    info = collect()
+    if args.json:
+        import json
+        print(json.dumps(info, indent=1))
+    else:
+        print(describe(info))
+
+
 def main(argv=None):
     """Entry point of the `einc` console script."""
     p = argparse.ArgumentParser(prog="einc", description="einc: an einsum compiler")
@@ -122,6 +132,9 @@ def main(argv=None):
             q.add_argument("--arch", default="sm_90", help="CUDA architecture for --target cuda")
             q.add_argument("-o", "--output")
         q.set_defaults(fn=fn)
+    q = sub.add_parser("sysinfo", help="print the GPU, driver, NVRTC, host CPU and kernel cache einc sees")
+    q.add_argument("--json", action="store_true", help="the same as one JSON object")
+    q.set_defaults(fn=cmd_sysinfo)
     q = sub.add_parser("demo", help="run representative contractions against numpy")
     q.set_defaults(fn=cmd_demo)
     q = sub.add_parser("tune", help="time the CUDA plan's candidate kernels and store the fastest")

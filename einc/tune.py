@@ -26,6 +26,7 @@ from . import tuned
 from .cost import device_name, predict_plan, profile_for, seconds_text, simt_tiles, tensor_core_family
 from .dtypes import kind as dtype_kind
 from .errors import EincError
+from .progress import Progress
 from .tuned import Choice, Tuned
 
 MAX_CANDIDATES = 24  # per decision point, the best predicted (the model's own is always kept)
@@ -208,6 +209,9 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", pr
     nbytes = int(np.prod(base_plan.out_shape, dtype=np.int64)) * base_plan.out_dtype.itemsize
     device = _Device(host, max(nbytes, 1))
     picks, all_ok = {}, True
+    bar = Progress(len(points) + 1, "einc tune")  # each contraction's candidates, then the plan
+    if out is print:
+        out = bar.print
     try:
         for k in points:
             step = base.seen[k][0]
@@ -223,6 +227,7 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", pr
             out(f"contraction {k}: {step.text}  M={groups['m']} N={groups['n']} K={groups['k']} "
                 f"batch={groups['batch']}; {len(rows)} candidates")
             for row, p in rows:
+                bar.set_item(f"contraction {k}: {row.choice.text()}")
                 try:
                     ex, got = device.run(p)
                     row.ok = _close(got, ref, precision)
@@ -231,6 +236,7 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", pr
                     del ex
                 except EincError as e:  # one candidate that fails to build or run is skipped
                     row.ok, row.error, all_ok = False, str(e).splitlines()[0][:100], False
+            bar.advance()
             done = [r for r, _ in rows]
             done.sort(key=lambda r: (not r.ok, r.measured))
             out(f"  {'candidate':<30}{'predicted':>12}{'measured':>12}   (whole plan)")
@@ -252,11 +258,14 @@ def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", pr
         if not picks:
             return 1
         final, _ = plan_with(subscripts, shapes, dtype, picks, optimize, precision)
+        bar.set_item("the tuned plan")
         ex, got = device.run(final)
         all_ok &= _close(got, ref, precision)
         seconds = device.time(ex, repeat)
+        bar.advance()
         del ex
     finally:
+        bar.close()
         device.close()
     s = tuned.store()
     s.put(base.key, tuned.entry(base.parts, picks, seconds=seconds, predicted=predict_plan(final, prof)[0],
