@@ -37,22 +37,10 @@ def cmd_explain(args):
 def cmd_compile(args):
     if args.target not in ("llvm", "cuda"):
         raise EincError(f"--target {args.target}: use llvm or cuda")
-    from .api import plan_for
-    plan = plan_for(args.subscripts, parse_shapes(args.shapes), args.dtype, optimize=args.optimize,
-                    strategy=args.strategy, backend="cpu" if args.target == "llvm" else "cuda")
-    chunks = []
-    for i, step in enumerate(plan.steps):
-        if args.target == "cuda":
-            from .codegen.cuda.emit import emit_step
-            k = emit_step(plan, step, args.arch)
-            how = ("-gencode=arch=compute_90a,code=sm_90a" if k.arch == "sm_90a" else f"-arch={args.arch}")
-            chunks.append(f"// ===== einc step {i} of {len(plan.steps)}: {step.text}  strategy={step.strategy}\n"
-                          f"// compile: nvcc {how} -c FILE.cu   (or NVRTC)\n{k.source}")
-            continue
-        from .execute import kernel_source
-        _, build = kernel_source(plan, step)
-        text, name = build()
-        chunks.append(f"; einc step {i}: {step.text}  strategy={step.strategy}  kernel={name}\n{text}")
+    from .source import compile_source
+    chunks = compile_source(args.subscripts, *parse_shapes(args.shapes), dtype=args.dtype,
+                            target=args.target, arch=args.arch, optimize=args.optimize,
+                            strategy=args.strategy)
     if args.output and args.target == "cuda" and len(chunks) > 1:
         # each step is its own translation unit (they share helper definitions)
         from pathlib import Path
