@@ -60,7 +60,8 @@ def decision_points(t: Tuned) -> list:
 
 
 def candidates(t: Tuned, k: int, precision=None) -> list:
-    """Every choice for decision point k: reduce, then gett per tile and K split."""
+    """Every choice for decision point k: reduce, then gett per tile and K split, and the
+    skinny kernel where the step has a small group."""
     from .plan import _split_candidates
     step, in_dtypes = t.seen[k]
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
@@ -69,7 +70,9 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     work = size("m") * size("n") * size("k") * size("batch")
     tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
     tiles = [None] if tc else list(simt_tiles())
-    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits]
+    from .codegen.cuda.emit_skinny import TILE as SKINNY, skinny_layout
+    skinny = [Choice("gett", SKINNY, 1)] if skinny_layout(step) is not None else []  # a small N or M group
+    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits] + skinny
 
 
 def same(a: Choice, b: Choice) -> bool:

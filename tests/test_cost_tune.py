@@ -337,3 +337,16 @@ def test_tune_says_when_there_is_nothing_to_tune(store_dir, monkeypatch, capsys)
     assert main(["tune", "ij,ij->i", "--shapes", "64x32,64x32"]) == 0
     assert "nothing to tune" in capsys.readouterr().out
     assert not (store_dir / "tuned.json").exists()
+
+
+def test_the_tuner_offers_skinny_for_a_small_group_and_a_stored_pick_of_it_is_used(store_dir):
+    from einc.tune import candidates
+    subs, shapes = "akb,jk->jba", [(96, 64, 96), (24, 64)]
+    _, t = plan_with(subs, shapes, "float32")
+    assert Choice("gett", "skinny", 1) in candidates(t, 0)
+    assert Choice("gett", "skinny", 1) not in candidates(plan_with("ij,jk->ik", [(256, 256)] * 2, "float32")[1], 0)
+    p, _ = plan_with(subs, shapes, "float32", {0: Choice("gett", "64x64x8", 1)})
+    assert tile_of(p) == "64x64x8"  # the pick overrides the model's skinny
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "skinny", 1)}))
+    tuned.reset()
+    assert tile_of(cuda_plan(subs, shapes)) == "skinny"
