@@ -61,6 +61,12 @@ SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the thread
 SKINNY_MAX_K_CHUNKED = 1024  # K above which re-reading A per column chunk leaves L1
 
 
+def skinny_bits() -> int:
+    """Vector width of the skinny kernel: the host's, or $EINC_SKINNY_BITS (A/B switch)."""
+    host = jit().host_vector_bits()
+    return min(host, int(os.environ.get("EINC_SKINNY_BITS", "0")) or host)
+
+
 def skinny_tables(step: Step, dtypes):
     """(dims, tab, big, NP) for the skinny kernel (codegen/llvm/skinny.py), or None.
 
@@ -111,8 +117,18 @@ def skinny_tables(step: Step, dtypes):
             off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
         return off
 
+    # C not unit-stride along x but along another rest mode y: the kernel's box over
+    # (x, y) transposes through registers, and the rest follows A (smallest stride inner)
+    box = st[0][x] != 1 and os.environ.get("EINC_SKINNY_BOX", "1") != "0"  # (A/B switch)
+    y = [j for j in rest if st[0][j] == 1 and modes[j].extent >= 2] if box else []
+    Y, ay, cy = 1, 0, 0
+    if y:
+        y = y[0]
+        Y, ay, cy = modes[y].extent, st[big][y], st[0][y]
+        rest = sorted((j for j in rest if j != y), key=lambda j: -abs(st[big][j]))
     rA = offsets(rest, big)
-    dims = np.array([modes[x].extent, rA.size, N, offsets(kj, big).size, st[0][x]], dtype=np.int64)
+    dims = np.array([modes[x].extent, rA.size, N, offsets(kj, big).size, st[0][x], Y, ay, cy],
+                    dtype=np.int64)
     tab = np.concatenate([rA, offsets(rest, 0), offsets(nj, small), offsets(nj, 0),
                           offsets(kj, big), offsets(kj, small)])
     return dims, tab, big, skinny_np(N)
@@ -131,7 +147,8 @@ def kernel_source(plan: Plan, step: Step):
         sk = skinny_tables(step, step_dtypes(plan, step))
         if sk is not None:
             from .codegen.llvm.skinny import emit_skinny
-            return ("skinny", dt.name, bits, sk[3]), lambda: emit_skinny(dt, bits, sk[3])
+            sb = skinny_bits()
+            return ("skinny", dt.name, sb, sk[3]), lambda: emit_skinny(dt, sb, sk[3])
         src = step_dtypes(plan, step)[1]  # both operands' (plan._choose: equal); int8 -> int32 C
         return ("gett", dt.name, src.name, bits), lambda: emit_gett(dt, bits, src)
     key = loop_key(step, step_dtypes(plan, step))
@@ -337,13 +354,15 @@ class Executable:
         """Rows of the rest group split over threads (4 parts per thread when it pays)."""
         from .codegen.llvm.skinny import skinny_workspace_elems
         fn = ctypes.CFUNCTYPE(None, _VP, _VP, _VP, _VP, _VP, _VP, ctypes.c_int64, ctypes.c_int64)(addr)
-        X, R, N, K = (int(v) for v in dims[:4])
+        X, R, N, K, Y = (int(v) for v in dims[[0, 1, 2, 3, 5]])
         work_elems, dt = skinny_workspace_elems(N, K), step.compute
+        W = skinny_bits() // (8 * dt.itemsize)
+        rows = R * -(-Y // W) if Y > 1 else R  # the box's rows: y blocks x rest
         c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
         dp, tp = dims.ctypes.data, tab.ctypes.data
-        threads = num_threads() if X * R * N * K >= PARALLEL_MIN_WORK else 1
-        pieces = min(R, threads * CHUNKS_PER_THREAD if threads > 1 else 1)
-        bounds = [R * t // pieces for t in range(pieces + 1)]
+        threads = num_threads() if X * Y * R * N * K >= PARALLEL_MIN_WORK else 1
+        pieces = min(rows, threads * CHUNKS_PER_THREAD if threads > 1 else 1)
+        bounds = [rows * t // pieces for t in range(pieces + 1)]
         chunks = list(zip(bounds, bounds[1:]))
 
         def part(ptrs, r0, r1):
@@ -352,7 +371,7 @@ class Executable:
 
         def run(ptrs, _keep=(dims, tab)):
             if len(chunks) == 1:
-                return part(ptrs, 0, R)
+                return part(ptrs, 0, rows)
             list(_pool().map(lambda r: part(ptrs, *r), chunks))
         return run
 

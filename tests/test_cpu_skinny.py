@@ -117,3 +117,11 @@ def test_guards_fall_back_to_gett():
     """Too few rest rows for the threads, or a deep K re-read per column chunk: packed gett."""
     check("akb,jk->jba", rand((5, 11, 9), np.float32), rand((3, 11), np.float32), skinny=False)
     check("lki,jl->kji", rand((1100, 8, 9), np.float32), rand((20, 1100), np.float32), skinny=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scattered_without_box(monkeypatch, dtype):
+    """EINC_SKINNY_BOX=0: the same steps through one scalar store per lane."""
+    monkeypatch.setenv("EINC_SKINNY_BOX", "0")
+    check("akb,jk->jba", rand((13, 7, 19), dtype), rand((5, 7), dtype))
+    check("akdbc,jk->cjbda", rand((5, 4, 3, 6, 11), dtype), rand((14, 4), dtype))

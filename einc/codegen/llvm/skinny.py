@@ -21,11 +21,22 @@ serves every layout where A is unit-stride along one free mode.
     void f(T* C, const T* A, const T* B, const int64_t* dims, const int64_t* tab,
            T* work, int64_t r0, int64_t r1)
 
-    dims = [X, R, N, K, c_x]         c_x: C's stride along x
+    dims = [X, R, N, K, c_x, Y, a_y, c_y]   c_x: C's stride along x
     tab  = rA[R] rC[R] nB[N] nC[N] kA[K] kB[K]
-    work: K * Npad elements (skinny_workspace_elems), any alignment of the element
+    work: skinny_workspace_elems(N, K) elements, 64-byte aligned
 
 Rows r0 <= r < r1 are written (threads split R). K = 0 writes zeros.
+
+The box (Y > 1): when C is unit-stride along another free mode y of A (c_y = 1; intensli's
+C runs along `a`, A along `c`), one scalar store per lane would fill each C line over
+many rows. Instead a tile is W lanes of x by W values of y by NP columns: the sums of
+each y go to a small staging area ([W y][NP][W lanes], in the workspace), then per
+column the W x W block is transposed in registers (log2 W rounds of perfect shuffles)
+and leaves as W vector stores along y. Tiles on the ragged edges of x or y copy out one
+element at a time. Rows are then t = y block * R + r (r0 <= t < r1, threads split t), y
+blocks outermost: the W x K rows of A a block reads advance together along the rest
+group (the caller orders it by A's strides), so they stream instead of each r touching
+a page per (y, k).
 """
 from __future__ import annotations
 
@@ -43,10 +54,14 @@ def skinny_np(n: int) -> int:
     return 4 if n <= 4 else 8 if n <= 8 else 12
 
 
+STAGE_ELEMS = 16 * 12 * 16  # the box's staging area at the widest vectors (W x NP x W)
+
+
 def skinny_workspace_elems(n: int, k: int) -> int:
-    """Elements of scratch one call needs: B packed as [K][N rounded up to NP]."""
+    """Elements of scratch one call needs: B packed as [K][N rounded up to NP], then the
+    box's staging area (64-byte aligned)."""
     npad = -(-n // skinny_np(n)) * skinny_np(n)
-    return max(1, k * npad)
+    return -(-k * npad // 16) * 16 + STAGE_ELEMS
 
 
 def skinny_function_name(dtype, vector_bits: int, NP: int) -> str:
@@ -113,9 +128,9 @@ class _Skinny:
         b = self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         C, A, B, dims, tab, work, r0, r1 = self.fn.args
         self.C, self.A = C, A
-        X, R, N, K, cx = (self.ld(dims, i64(i), I64) for i in range(5))
-        r1 = smin(b, r1, R)
+        X, R, N, K, cx, Y, ay, cy = (self.ld(dims, i64(i), I64) for i in range(8))
         empty = b.or_(b.icmp_signed("<=", X, i64(0)), b.icmp_signed("<=", N, i64(0)))
+        empty = b.or_(empty, b.icmp_signed("<=", R, i64(0)))
         with b.if_then(b.or_(empty, b.icmp_signed(">=", r0, r1))):
             b.ret_void()
         rA = tab
@@ -138,10 +153,28 @@ class _Skinny:
                 b.store(b.select(valid, x, ir.Constant(self.T, 0.0)), self.ptr(work, b.add(row, n)),
                         align=self.eb)
         self.X, self.N, self.K, self.cx, self.kA, self.Bp, self.npad = X, N, K, cx, kA, work, npad
+        self.Y, self.ay, self.cy = Y, ay, cy
+        # the box's staging area: [W y][NP columns][W lanes], after Bp (64-byte aligned)
+        self.stage = self.ptr(work, b.and_(b.add(b.mul(K, npad), i64(15)), i64(-16)))
 
         def tile(r, x0, nc):
             self.emit_tile(self.ld(rA, r, I64), self.ld(rC, r, I64), x0, nc)
 
+        with b.if_then(b.icmp_signed(">", Y, i64(1))):  # the box: C unit-stride along y
+            # y blocks outermost: the W y x K rows of A a block reads advance together
+            # along the rest (A's order), so they stream through L2 instead of each r
+            # touching a page per (y, k)
+            # rows t = y block * R + r, so threads can split y blocks when R is small
+            t0, t1 = self.fn.args[6], self.fn.args[7]
+            with Loop(b, t0, t1, 1, "t") as lt:
+                r = b.srem(lt.index, R)
+                y0 = b.mul(b.sdiv(lt.index, R), i64(self.W))
+                oA, oC = self.ld(rA, r, I64), self.ld(rC, r, I64)
+                with Loop(b, 0, X, self.W, "x") as lx:
+                    with Loop(b, 0, npad, NP, "nc") as ln:
+                        self.emit_box(oA, oC, lx.index, y0, ln.index)
+            b.ret_void()
+        r1 = smin(b, r1, R)
         with b.if_else(b.icmp_signed("==", cx, i64(1)), likely=True) as (unit, scattered):
             with unit:  # C along x: r, x, then column chunks (A's lines read once, from L1)
                 with Loop(b, r0, r1, 1, "r") as lr:
@@ -176,6 +209,58 @@ class _Skinny:
                 mask = b.icmp_signed("<", self.lanes, self.splat(left, ir.VectorType(I64, W), W))
                 acc = self.emit_sum(b.add(oA, x0), nc, mask)
                 self.emit_scalar_store(acc, oC, x0, nc, nvalid, left)
+
+    def emit_box(self, oA, oC, x0, y0, nc):
+        """Lanes [x0, x0+W) x y in [y0, y0+W) x columns [nc, nc+NP): each y's sums staged,
+        then written along y (C's unit stride) through an in-register transpose."""
+        b, W, NP = self.b, self.W, self.NP
+        left = b.sub(self.X, x0)
+        yv = smin(b, i64(W), b.sub(self.Y, y0))
+        nvalid = smin(b, i64(NP), b.sub(self.N, nc))
+        full = b.icmp_signed(">=", left, i64(W))
+        with b.if_else(full, likely=True) as (whole, tail):
+            for branch, masked in ((whole, False), (tail, True)):
+                with branch:
+                    mask = None
+                    if masked:
+                        mask = b.icmp_signed("<", self.lanes, self.splat(left, ir.VectorType(I64, W), W))
+                    with Loop(b, 0, yv, 1, "yi") as ly:
+                        a0 = b.add(b.add(oA, x0), b.mul(b.add(y0, ly.index), self.ay))
+                        acc = self.emit_sum(a0, nc, mask)
+                        for j in range(NP):
+                            off = b.mul(b.add(b.mul(ly.index, i64(NP)), i64(j)), i64(W))
+                            b.store(acc[j], self.ptr(self.stage, off), align=self.eb)
+        fast = b.and_(full, b.icmp_signed("==", yv, i64(W)))
+        with b.if_else(fast, likely=True) as (vec, sc):
+            with vec:
+                for j in range(NP):
+                    with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
+                        rows = [b.load(self.ptr(self.stage, i64((yi * NP + j) * W)), typ=self.V,
+                                       align=self.eb) for yi in range(W)]
+                        col = b.add(b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64)), y0)
+                        for lane, v in enumerate(self.transpose(rows)):
+                            off = b.add(col, b.mul(b.add(x0, i64(lane)), self.cx))
+                            b.store(v, self.ptr(self.C, off), align=self.eb)
+            with sc:
+                lv = smin(b, left, i64(W))
+                with Loop(b, 0, nvalid, 1, "sj") as lj:
+                    col = b.add(oC, self.ld(self.nC, b.add(nc, lj.index), I64))
+                    with Loop(b, 0, lv, 1, "sl") as ll:
+                        row = b.add(col, b.mul(b.add(x0, ll.index), self.cx))
+                        with Loop(b, 0, yv, 1, "sy") as lyy:
+                            src = b.add(b.mul(b.add(b.mul(lyy.index, i64(NP)), lj.index), i64(W)), ll.index)
+                            off = b.add(row, b.mul(b.add(y0, lyy.index), self.cy))
+                            self.st(self.ld(self.stage, src), off)
+
+    def transpose(self, rows):
+        """W vectors of W lanes -> their transpose (log2 W rounds of perfect shuffles)."""
+        b, W, h = self.b, self.W, self.W // 2
+        lo = ir.Constant(ir.VectorType(I32, W), [v for i in range(h) for v in (i, W + i)])
+        hi = ir.Constant(ir.VectorType(I32, W), [v for i in range(h, W) for v in (i, W + i)])
+        for _ in range(W.bit_length() - 1):
+            rows = [v for i in range(h) for v in (b.shuffle_vector(rows[i], rows[i + h], lo),
+                                                  b.shuffle_vector(rows[i], rows[i + h], hi))]
+        return rows
 
     def emit_sum(self, a0, nc, mask):
         """NP accumulators: sum over k of A[a0 + kA[k] : +W] x Bp[k, nc : nc+NP]."""
