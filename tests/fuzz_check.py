@@ -125,7 +125,15 @@ def numpy_args(args):
         return None
     if len(labels) > 52:
         return None
-    table = {x: i for i, x in enumerate(_sort_key(list(labels)))}
+    # numpy sorts an implicit output's integer labels, so the labels that occur once (the
+    # implicit output, parse.py) get integers in einc's documented order of just those
+    counts = dict.fromkeys(labels, 0)
+    for sub in args[1:len(args) - len(args) % 2:2]:
+        for x in sub:
+            if x is not ...:
+                counts[x] += 1
+    once = _sort_key([x for x, n in counts.items() if n == 1])
+    table = {x: i for i, x in enumerate(once + [x for x in labels if counts[x] != 1])}
     subs = [[x if x is ... else table[x] for x in s] for s in subs]
     out = list(args)
     for i in range(1, len(args), 2):
