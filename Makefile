@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench fuzz clean
+.PHONY: demo test docs bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# The documentation site in site/: the real command output and benchmark charts the pages
+# show are regenerated first (scripts/docs_examples.py), then a strict build.
+docs: $(STAMP)
+	$(PY) scripts/docs_examples.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 fuzz: $(STAMP)
 	$(PY) scripts/fuzz.py
 
@@ -28,4 +34,4 @@ bench: $(STAMP)
 	$(VENV)/bin/einc bench --backend cpu
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis site docs/generated docs/figures
