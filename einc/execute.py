@@ -57,6 +57,7 @@ def gett_tables(step: Step):
 
 SKINNY_MAX_N = 160  # columns (the small operand's free group) up to which skinny runs,
 SKINNY_SHALLOW_K, SKINNY_SHALLOW_MAX_N = 64, 2048  # or up to 2048 when K is this shallow
+SKINNY_PACK_MAX = 1 << 16  # elements of A up to which the kernel copies it x-fast first
 SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the threads
 SKINNY_MAX_K_CHUNKED = 1024  # K above which re-reading A per column chunk leaves L1
 
@@ -70,11 +71,14 @@ def skinny_bits() -> int:
 def skinny_tables(step: Step, dtypes):
     """(dims, tab, big, NP) for the skinny kernel (codegen/llvm/skinny.py), or None.
 
-    Fits a float gett step without batch modes where one operand (``big``: 1 or 2) is
-    unit-stride along one of its free modes (x) and the other's free group has at most
-    SKINNY_MAX_N columns (SKINNY_SHALLOW_MAX_N when K is shallow: the packed kernel's
-    packing is then not amortised). The big operand's other free modes become the rest
-    group, ordered so that C's smallest stride is innermost.
+    Fits a float gett step without batch modes where the other operand's free group has
+    at most SKINNY_MAX_N columns (SKINNY_SHALLOW_MAX_N when K is shallow: the packed
+    kernel's packing is then not amortised) and one operand (``big``: 1 or 2) gives the
+    lanes a mode x, best first: C's unit-stride mode where the operand is unit-stride
+    too; C's unit-stride mode of a small operand (<= SKINNY_PACK_MAX elements, which the
+    kernel copies x-fast first); the operand's longest unit-stride free mode (C then
+    through the box or one store per lane). The operand's other free modes become the
+    rest group, ordered so that C's smallest stride is innermost.
     """
     from .codegen.llvm.skinny import skinny_np
     if os.environ.get("EINC_CPU_SKINNY", "1") == "0" or step.strategy != "gett":
@@ -84,6 +88,8 @@ def skinny_tables(step: Step, dtypes):
     modes, st = step.modes, step.strides
     if any(m.kind == "batch" for m in modes):
         return None
+    # C's unit-stride mode: lanes along it store whole vectors
+    u = next((j for j, m in enumerate(modes) if st[0][j] == 1 and m.extent >= 2), None)
     best = None
     for big, free, small in ((1, "m", "n"), (2, "n", "m")):
         fj = [j for j, m in enumerate(modes) if m.kind == free]
@@ -91,25 +97,32 @@ def skinny_tables(step: Step, dtypes):
         kj = [j for j, m in enumerate(modes) if m.kind == "k"]
         N = int(np.prod([modes[j].extent for j in nj], dtype=np.int64))
         K = int(np.prod([modes[j].extent for j in kj], dtype=np.int64))
+        if N > (SKINNY_SHALLOW_MAX_N if K <= SKINNY_SHALLOW_K else SKINNY_MAX_N):
+            continue
+        size = int(np.prod([modes[j].extent for j in fj + kj], dtype=np.int64))
         # K = 0: A is never read (numpy gives empty arrays zero strides), C gets zeros
         xs = [j for j in fj if (st[big][j] == 1 or K == 0) and modes[j].extent >= 4]
-        too_wide = N > (SKINNY_SHALLOW_MAX_N if K <= SKINNY_SHALLOW_K else SKINNY_MAX_N)
-        if not xs or too_wide or (best and best[0] <= N):
-            continue
-        # prefer C's own unit-stride mode as x (vector stores), else the longest
-        x = min(xs, key=lambda j: (abs(st[0][j]) != 1, -modes[j].extent))
-        rest = sorted((j for j in fj if j != x), key=lambda j: -abs(st[0][j]))
-        best = (N, big, x, rest, nj, sorted(kj, key=lambda j: -abs(st[big][j])))
+        candidates = []
+        if u in xs:
+            candidates.append((0, u))  # A and C both unit-stride along x
+        elif u in fj and 0 < size <= SKINNY_PACK_MAX:
+            candidates.append((1, u))  # A small: copied with x unit-stride first (pack mode)
+        if xs:  # the longest unit-stride mode of A; C through the box or per lane
+            candidates.append((2, max(xs, key=lambda j: modes[j].extent)))
+        for rank, x in candidates:
+            rest = sorted((j for j in fj if j != x), key=lambda j: -abs(st[0][j]))
+            R = int(np.prod([modes[j].extent for j in rest], dtype=np.int64))
+            # threads split the rest rows; a lane group's A panel (K vectors) is re-read
+            # once per column chunk, so it must stay in L1 when there are several chunks
+            if R < SKINNY_MIN_ROWS or (N > skinny_np(N) and K > SKINNY_MAX_K_CHUNKED):
+                continue
+            if best is None or (rank, N) < best[:2]:
+                best = (rank, N, big, x, rest, nj, sorted(kj, key=lambda j: -abs(st[big][j])), R, K)
+            break
     if best is None:
         return None
-    N, big, x, rest, nj, kj = best
+    rank, N, big, x, rest, nj, kj, R, K = best
     small = 3 - big
-    R = int(np.prod([modes[j].extent for j in rest], dtype=np.int64))
-    K = int(np.prod([modes[j].extent for j in kj], dtype=np.int64))
-    # threads split the rest rows; a lane group's A panel (K vectors) is re-read once per
-    # column chunk, so it must stay in L1 when there are several chunks
-    if R < SKINNY_MIN_ROWS or (N > skinny_np(N) and K > SKINNY_MAX_K_CHUNKED):
-        return None
 
     def offsets(js, t):
         off = np.zeros(1, dtype=np.int64)
@@ -126,11 +139,17 @@ def skinny_tables(step: Step, dtypes):
         y = y[0]
         Y, ay, cy = modes[y].extent, st[big][y], st[0][y]
         rest = sorted((j for j in rest if j != y), key=lambda j: -abs(st[big][j]))
-    rA = offsets(rest, big)
-    dims = np.array([modes[x].extent, rA.size, N, offsets(kj, big).size, st[0][x], Y, ay, cy],
-                    dtype=np.int64)
+    rA, kA, X = offsets(rest, big), offsets(kj, big), modes[x].extent
+    R = rA.size  # the box took y out of the rest
+    src = []
+    if rank == 1:  # the kernel packs A as [R][K][Xpad]; rA/kA index the copy, rS/kS A
+        W = skinny_bits() // (8 * step.compute.itemsize)
+        xpad = -(-X // W) * W
+        src = [rA, kA]
+        rA, kA = np.arange(R, dtype=np.int64) * (K * xpad), np.arange(K, dtype=np.int64) * xpad
+    dims = np.array([X, R, N, K, st[0][x], Y, ay, cy, rank == 1, st[big][x]], dtype=np.int64)
     tab = np.concatenate([rA, offsets(rest, 0), offsets(nj, small), offsets(nj, 0),
-                          offsets(kj, big), offsets(kj, small)])
+                          kA, offsets(kj, small), *src])
     return dims, tab, big, skinny_np(N)
 
 
@@ -255,7 +274,9 @@ class Executable:
         self.plan = plan
         self.temps = [(i, b.size, b.dtype) for i, b in enumerate(plan.buffers) if b.role == "temp"]
         self.inputs = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "input"]
-        self.aliases = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "alias"]
+        # an alias is another buffer seen as its dtype, from an element offset (data=(offset,))
+        self.aliases = [(i, b.index, (b.data[0] if b.data else 0) * b.dtype.itemsize)
+                        for i, b in enumerate(plan.buffers) if b.role == "alias"]
         self._consts = [np.array(b.data, dtype=b.dtype) for b in plan.buffers if b.role == "const"]
         self.runners = [self._runner(s) for s in plan.steps]
         self.empty = int(np.prod(plan.out_shape, dtype=np.int64)) == 0
@@ -355,8 +376,9 @@ class Executable:
         from .codegen.llvm.skinny import skinny_workspace_elems
         fn = ctypes.CFUNCTYPE(None, _VP, _VP, _VP, _VP, _VP, _VP, ctypes.c_int64, ctypes.c_int64)(addr)
         X, R, N, K, Y = (int(v) for v in dims[[0, 1, 2, 3, 5]])
-        work_elems, dt = skinny_workspace_elems(N, K), step.compute
+        dt = step.compute
         W = skinny_bits() // (8 * dt.itemsize)
+        work_elems = skinny_workspace_elems(N, K, R * K * -(-X // W) * W if dims[8] else 0)
         rows = R * -(-Y // W) if Y > 1 else R  # the box's rows: y blocks x rest
         c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
         dp, tp = dims.ctypes.data, tab.ctypes.data
@@ -390,8 +412,8 @@ class Executable:
             t = np.empty(max(size, 1), dtype=dt)
             keep.append(t)
             ptrs[i] = data_pointer(t)
-        for i, base in self.aliases:
-            ptrs[i] = ptrs[base]
+        for i, base, offset in self.aliases:
+            ptrs[i] = ptrs[base] + offset
         for run in self.runners:
             run(ptrs)
         return out

@@ -293,9 +293,10 @@ class Part:
         return f"{self.of}~"
 
 
-# C[r] = sum_pq A[p] B[q] T[p,q,r] with p, q, r in {re, im}: complex multiplication as a
-# constant real tensor, so a complex GEMM becomes one real GEMM over twice the K and N.
-_COMPLEX_MUL = (1, 0, 0, 1, 0, 1, -1, 0)  # T[p,q,r] row-major: re*re->re, re*im->im, im*re->im, im*im->-re
+# C[r] = sum_kp A[k, p] M[k, p, r] with p, r in {re, im}: complex multiplication as one
+# real GEMM over twice the K and N, M = [[B_re, B_im], [-B_im, B_re]] built by copies and a
+# sign flip -- never by multiplying with zeros, which would turn an infinite part into NaN.
+_SIGNS = (-1, 1)  # M[k, im, r] = B[k, 1 - r] * _SIGNS[r]
 
 
 def _real_view(lay: Layout, part: Part) -> Layout:
@@ -321,22 +322,29 @@ def complex_as_real(ops, res_buf, res_lay, buffers, temp):
     (a, la, dt), (b, lb, _) = ops
     real = np.dtype(dt.char.lower())
 
-    def alias(buf):
-        buffers.append(Buffer("alias", real, 0, buf))
+    def alias(buf, offset=0):  # buf seen as the real dtype, from an element offset
+        buffers.append(Buffer("alias", real, 0, buf, (offset,) if offset else ()))
         return len(buffers) - 1
 
     pa, pb, pr = Part("a"), Part("b"), Part("c")
-    la2, lb2 = _real_view(la, pa), _real_view(lb, pb)
-    buffers.append(Buffer("const", real, 8, data=_COMPLEX_MUL))
-    tbuf = len(buffers) - 1
-    tlay = Layout((pa, pb, pr), (2, 2, 2), (4, 2, 1))
+    la2 = _real_view(la, pa)
     mixed, mixed_lay = temp(lb.labels + (pa, pr), lb.extents + (2, 2))
     buffers[mixed] = Buffer("temp", real, buffers[mixed].size)
-    first = make_step([alias(b), tbuf], [lb2, tlay], mixed, mixed_lay, [real, real], real, real, "reduce")
+    # M[.., re, r] = B[.., r]: a copy into the first half of each 2x2 block
+    st = dict(zip(mixed_lay.labels, mixed_lay.strides))
+    half = Layout(lb.labels + (pr,), lb.extents + (2,), tuple(st[l] for l in lb.labels) + (1,))
+    copy = make_step([alias(b)], [_real_view(lb, pb)], alias(mixed), Layout(half.labels[:-1] + (pb,), half.extents,
+                     half.strides), [real], real, real, "reduce")
+    # M[.., im, r] = B[.., 1 - r] * (-1, 1)[r]: B's parts reversed (from the imaginary one,
+    # stride -1), times the signs, into the second half (offset 2 in each block)
+    rev = Layout(lb.labels + (pr,), lb.extents + (2,), tuple(2 * s for s in lb.strides) + (-1,))
+    buffers.append(Buffer("const", real, 2, data=_SIGNS))
+    signs = len(buffers) - 1
+    flip = make_step([alias(b, 1), signs], [rev, Layout((pr,), (2,), (1,))], alias(mixed, 2), half,
+                     [real, real], real, real, "reduce")
     out = _real_view(res_lay, pr)
-    second = make_step([alias(a), mixed], [la2, mixed_lay], alias(res_buf), out, [real, real], real, real,
-                       None)
-    return [first, second]
+    gemm = make_step([alias(a), mixed], [la2, mixed_lay], alias(res_buf), out, [real, real], real, real, None)
+    return [copy, flip, gemm]
 
 
 SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway

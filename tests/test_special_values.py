@@ -158,9 +158,9 @@ def test_complex_inf_and_nan_parts(name, subscripts, shapes, _, dtype, strategy)
     assert not (np.isfinite(ref.real).all() and np.isfinite(ref.imag).all())
 
 
-@pytest.mark.xfail(strict=True, reason="plan.complex_as_real multiplies by a constant 0/±1 tensor: "
-                   "inf*0 turns the real part NaN (docs/reliability.md)")
 def test_complex_gemm_as_real_gemm_keeps_inf():
+    # (the real GEMM's matrix [[B_re, B_im], [-B_im, B_re]] is built by copies and a sign
+    # flip; built by multiplying with a constant 0/+-1 tensor, inf * 0 made the real part NaN)
     a, b = np.ones((70, 70), complex), np.ones((70, 70), complex)
     b[3, 5] = complex(np.inf, 0)  # numpy's loop nest: (1+0j)(inf+0j) = inf + nan j
     got = einc.einsum("ij,jk->ik", a, b)
