@@ -115,7 +115,7 @@ def test_switch_off(monkeypatch):
 
 def test_guards_fall_back_to_gett():
     """Too few rest rows for the threads, or a deep K re-read per column chunk: packed gett."""
-    check("akb,jk->jba", rand((5, 11, 9), np.float32), rand((3, 11), np.float32), skinny=False)
+    check("akb,jk->jba", rand((5, 11, 6), np.float32), rand((3, 11), np.float32), skinny=False)
     check("lki,jl->kji", rand((1100, 8, 9), np.float32), rand((20, 1100), np.float32), skinny=False)
 
 
@@ -125,3 +125,33 @@ def test_scattered_without_box(monkeypatch, dtype):
     monkeypatch.setenv("EINC_SKINNY_BOX", "0")
     check("akb,jk->jba", rand((13, 7, 19), dtype), rand((5, 7), dtype))
     check("akdbc,jk->cjbda", rand((5, 4, 3, 6, 11), dtype), rand((14, 4), dtype))
+
+
+def kernel_dims(subs, *ops):
+    plan = api._build(api.parse(subs), [api.ArraySpec(o.shape, o.strides, o.dtype) for o in ops],
+                      None, None, "K", "safe", "auto", None, api.knobs("gett", None), compile=False)
+    step = plan.steps[-1]
+    return execute.skinny_tables(step, execute.step_dtypes(plan, step))[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("subs", ["amji,cbkm->kjicba", "bmji,cakm->kjicba", "cmji,bakm->kjicba"])
+@pytest.mark.parametrize("sizes", [(13, 10, 13), (5, 3, 17), (8, 4, 9)])
+def test_pack_mode_ccsd_t(subs, sizes, dtype):
+    """ccsd_t: C runs along a, which A (or B) holds with a large stride; that operand is
+    small, so the kernel copies it a-fast and stores whole (masked) vectors along a."""
+    a, j, m = sizes
+    ext = dict(a=a, b=j, c=j, i=a, j=j, k=j, m=m)
+    ins = subs.split("->")[0].split(",")
+    ops = [rand(tuple(ext[c] for c in t), dtype) for t in ins]
+    assert kernel_dims(subs, *ops)[8] == 1
+    check(subs, *ops)
+
+
+def test_pack_mode_strided_and_threaded():
+    A = rand((13, 2 * 13, 10, 13), np.float32)[:, ::-2, :, ::-1]  # negative strides
+    B = rand((10, 10, 10, 13), np.float32)
+    assert kernel_dims("amji,cbkm->kjicba", A, B)[8] == 1
+    check("amji,cbkm->kjicba", A, B)
+    A, B = rand((21, 7, 12, 11), np.float64), rand((12, 9, 12, 7), np.float64)
+    check("amji,cbkm->kjicba", A, B)  # big enough for the row split

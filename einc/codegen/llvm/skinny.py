@@ -21,8 +21,8 @@ serves every layout where A is unit-stride along one free mode.
     void f(T* C, const T* A, const T* B, const int64_t* dims, const int64_t* tab,
            T* work, int64_t r0, int64_t r1)
 
-    dims = [X, R, N, K, c_x, Y, a_y, c_y]   c_x: C's stride along x
-    tab  = rA[R] rC[R] nB[N] nC[N] kA[K] kB[K]
+    dims = [X, R, N, K, c_x, Y, a_y, c_y, pack, a_x]   c_x: C's stride along x
+    tab  = rA[R] rC[R] nB[N] nC[N] kA[K] kB[K] [rS[R] kS[K]: pack mode]
     work: skinny_workspace_elems(N, K) elements, 64-byte aligned
 
 Rows r0 <= r < r1 are written (threads split R). K = 0 writes zeros.
@@ -37,6 +37,12 @@ element at a time. Rows are then t = y block * R + r (r0 <= t < r1, threads spli
 blocks outermost: the W x K rows of A a block reads advance together along the rest
 group (the caller orders it by A's strides), so they stream instead of each r touching
 a page per (y, k).
+
+Pack mode (pack = 1; ccsd_t's `amji,cbkm->kjicba`: C runs along a, which A holds with
+stride 1690): when A is small, each thread first copies its rows of A to the workspace as
+[r][K][Xpad] with x = C's unit-stride mode unit-stride (rS, kS, a_x address the original;
+rA, kA the copy), so the main loop stores whole vectors along C (masked on the ragged
+lane group) instead of going through the box.
 """
 from __future__ import annotations
 
@@ -57,11 +63,11 @@ def skinny_np(n: int) -> int:
 STAGE_ELEMS = 16 * 12 * 16  # the box's staging area at the widest vectors (W x NP x W)
 
 
-def skinny_workspace_elems(n: int, k: int) -> int:
-    """Elements of scratch one call needs: B packed as [K][N rounded up to NP], then the
-    box's staging area (64-byte aligned)."""
+def skinny_workspace_elems(n: int, k: int, packed: int = 0) -> int:
+    """Elements of scratch one call needs: B packed as [K][N rounded up to NP], the box's
+    staging area (64-byte aligned), then ``packed`` elements of A's copy (pack mode)."""
     npad = -(-n // skinny_np(n)) * skinny_np(n)
-    return -(-k * npad // 16) * 16 + STAGE_ELEMS
+    return -(-k * npad // 16) * 16 + STAGE_ELEMS + packed
 
 
 def skinny_function_name(dtype, vector_bits: int, NP: int) -> str:
@@ -103,6 +109,8 @@ class _Skinny:
         M = ir.VectorType(ir.IntType(1), self.W)
         self.mload = ir.Function(self.mod, ir.FunctionType(self.V, [PTR, I32, M, self.V]),
                                  name=f"llvm.masked.load.{vname}.p0")
+        self.mstore = ir.Function(self.mod, ir.FunctionType(ir.VoidType(), [self.V, PTR, I32, M]),
+                                  name=f"llvm.masked.store.{vname}.p0")
         self.vzero = ir.Constant(self.V, None)
         self.lanes = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
 
@@ -127,12 +135,15 @@ class _Skinny:
     def emit(self) -> str:
         b = self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         C, A, B, dims, tab, work, r0, r1 = self.fn.args
-        self.C, self.A = C, A
-        X, R, N, K, cx, Y, ay, cy = (self.ld(dims, i64(i), I64) for i in range(8))
+        self.C, self.work = C, work
+        self.a_slot = b.alloca(PTR)  # A, or the packed copy's origin
+        b.store(A, self.a_slot)
+        X, R, N, K, cx, Y, ay, cy, pack, ax = (self.ld(dims, i64(i), I64) for i in range(10))
         empty = b.or_(b.icmp_signed("<=", X, i64(0)), b.icmp_signed("<=", N, i64(0)))
         empty = b.or_(empty, b.icmp_signed("<=", R, i64(0)))
         with b.if_then(b.or_(empty, b.icmp_signed(">=", r0, r1))):
             b.ret_void()
+        self.X, self.K, self.R = X, K, R
         rA = tab
         rC = self.ptr(rA, R, I64)
         nB = self.ptr(rC, R, I64)
@@ -155,7 +166,11 @@ class _Skinny:
         self.X, self.N, self.K, self.cx, self.kA, self.Bp, self.npad = X, N, K, cx, kA, work, npad
         self.Y, self.ay, self.cy = Y, ay, cy
         # the box's staging area: [W y][NP columns][W lanes], after Bp (64-byte aligned)
-        self.stage = self.ptr(work, b.and_(b.add(b.mul(K, npad), i64(15)), i64(-16)))
+        stage_at = b.and_(b.add(b.mul(K, npad), i64(15)), i64(-16))
+        self.stage = self.ptr(work, stage_at)
+        with b.if_then(b.icmp_signed("!=", pack, i64(0))):
+            self.emit_pack_a(b.add(stage_at, i64(STAGE_ELEMS)), kB, ax, r0, smin(b, r1, R))
+        A = self.A = b.load(self.a_slot, typ=PTR)
 
         def tile(r, x0, nc):
             self.emit_tile(self.ld(rA, r, I64), self.ld(rC, r, I64), x0, nc)
@@ -189,6 +204,30 @@ class _Skinny:
         b.ret_void()
         return str(self.mod)
 
+    def emit_pack_a(self, at, kB, ax, r0, r1):
+        """Pack mode: A is small and strided along x (C's unit-stride mode), so this
+        thread's rows r0 <= r < r1 are copied to work[at:] as [r - r0][K][Xpad] with x
+        unit-stride (zero-padded to whole lane groups); the caller's rA/kA then index the
+        copy (r * K * Xpad, k * Xpad) from an origin r0 rows before it."""
+        b, W, X, K, R = self.b, self.W, self.X, self.K, self.R
+        xpad = b.mul(b.sdiv(b.add(X, i64(W - 1)), i64(W)), i64(W))
+        rS = self.ptr(kB, K, I64)
+        kS = self.ptr(rS, R, I64)
+        dst = self.ptr(self.work, at)
+        A0 = self.fn.args[1]
+        lastx = b.sub(X, i64(1))
+        with Loop(b, r0, r1, 1, "ar") as lr:
+            orow = self.ld(rS, lr.index, I64)
+            drow = b.mul(b.mul(b.sub(lr.index, r0), K), xpad)
+            with Loop(b, 0, K, 1, "ak") as lk:
+                src = b.add(orow, self.ld(kS, lk.index, I64))
+                d = b.add(drow, b.mul(lk.index, xpad))
+                with Loop(b, 0, xpad, 1, "ax") as lx:
+                    v = self.ld(A0, b.add(src, b.mul(smin(b, lx.index, lastx), ax)))
+                    v = b.select(b.icmp_signed("<", lx.index, X), v, ir.Constant(self.T, 0.0))
+                    b.store(v, self.ptr(dst, b.add(d, lx.index)), align=self.eb)
+        b.store(self.ptr(dst, b.neg(b.mul(b.mul(r0, K), xpad))), self.a_slot)
+
     def emit_tile(self, oA, oC, x0, nc):
         """Columns [nc, nc+NP) of lanes [x0, x0+W) of row r: sum over k, then store."""
         b, W = self.b, self.W
@@ -208,7 +247,15 @@ class _Skinny:
             with tail:
                 mask = b.icmp_signed("<", self.lanes, self.splat(left, ir.VectorType(I64, W), W))
                 acc = self.emit_sum(b.add(oA, x0), nc, mask)
-                self.emit_scalar_store(acc, oC, x0, nc, nvalid, left)
+                with b.if_else(b.icmp_signed("==", self.cx, i64(1)), likely=True) as (vec, sc):
+                    with vec:
+                        for j in range(self.NP):
+                            with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
+                                off = b.add(b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64)), x0)
+                                b.call(self.mstore, [acc[j], self.ptr(self.C, off),
+                                                     ir.Constant(I32, self.eb), mask])
+                    with sc:
+                        self.emit_scalar_store(acc, oC, x0, nc, nvalid, left)
 
     def emit_box(self, oA, oC, x0, y0, nc):
         """Lanes [x0, x0+W) x y in [y0, y0+W) x columns [nc, nc+NP): each y's sums staged,
