@@ -32,8 +32,8 @@ C runs along `a`, A along `c`), one scalar store per lane would fill each C line
 many rows. Instead a tile is W lanes of x by W values of y by NP columns: the sums of
 each y go to a small staging area ([W y][NP][W lanes], in the workspace), then per
 column the W x W block is transposed in registers (log2 W rounds of perfect shuffles)
-and leaves as W vector stores along y. Tiles on the ragged edges of x or y copy out one
-element at a time. Rows are then t = y block * R + r (r0 <= t < r1, threads split t), y
+and leaves as W vector stores along y (masked on a ragged y; a ragged x stores only
+its valid lanes' vectors). Rows are then t = y block * R + r (r0 <= t < r1, threads split t), y
 blocks outermost: the W x K rows of A a block reads advance together along the rest
 group (the caller orders it by A's strides), so they stream instead of each r touching
 a page per (y, k).
@@ -277,27 +277,23 @@ class _Skinny:
                         for j in range(NP):
                             off = b.mul(b.add(b.mul(ly.index, i64(NP)), i64(j)), i64(W))
                             b.store(acc[j], self.ptr(self.stage, off), align=self.eb)
-        fast = b.and_(full, b.icmp_signed("==", yv, i64(W)))
-        with b.if_else(fast, likely=True) as (vec, sc):
-            with vec:
-                for j in range(NP):
-                    with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
-                        rows = [b.load(self.ptr(self.stage, i64((yi * NP + j) * W)), typ=self.V,
-                                       align=self.eb) for yi in range(W)]
-                        col = b.add(b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64)), y0)
-                        for lane, v in enumerate(self.transpose(rows)):
-                            off = b.add(col, b.mul(b.add(x0, i64(lane)), self.cx))
-                            b.store(v, self.ptr(self.C, off), align=self.eb)
-            with sc:
-                lv = smin(b, left, i64(W))
-                with Loop(b, 0, nvalid, 1, "sj") as lj:
-                    col = b.add(oC, self.ld(self.nC, b.add(nc, lj.index), I64))
-                    with Loop(b, 0, lv, 1, "sl") as ll:
-                        row = b.add(col, b.mul(b.add(x0, ll.index), self.cx))
-                        with Loop(b, 0, yv, 1, "sy") as lyy:
-                            src = b.add(b.mul(b.add(b.mul(lyy.index, i64(NP)), lj.index), i64(W)), ll.index)
-                            off = b.add(row, b.mul(b.add(y0, lyy.index), self.cy))
-                            self.st(self.ld(self.stage, src), off)
+        # every tile leaves through the transpose: a ragged y is a masked store, a ragged x
+        # skips lanes (the stage rows past yv hold stale values that the mask drops)
+        ymask = b.icmp_signed("<", self.lanes, self.splat(yv, ir.VectorType(I64, W), W))
+        yfull = b.icmp_signed("==", yv, i64(W))
+        for j in range(NP):
+            with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
+                rows = [b.load(self.ptr(self.stage, i64((yi * NP + j) * W)), typ=self.V,
+                               align=self.eb) for yi in range(W)]
+                col = b.add(b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64)), y0)
+                for lane, v in enumerate(self.transpose(rows)):
+                    with b.if_then(b.icmp_signed(">", left, i64(lane)), likely=True):
+                        p = self.ptr(self.C, b.add(col, b.mul(b.add(x0, i64(lane)), self.cx)))
+                        with b.if_else(yfull, likely=True) as (whole_y, part_y):
+                            with whole_y:
+                                b.store(v, p, align=self.eb)
+                            with part_y:
+                                b.call(self.mstore, [v, p, ir.Constant(I32, self.eb), ymask])
 
     def transpose(self, rows):
         """W vectors of W lanes -> their transpose (log2 W rounds of perfect shuffles)."""
