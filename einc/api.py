@@ -263,7 +263,8 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
 
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
-           memory_limit=None, backend="auto", strategy=None, precision=None):
+           memory_limit=None, backend="auto", strategy=None, precision=None, executor=None,
+           devices=None):
     """numpy.einsum's answer, computed by kernels einc generates for this contraction.
 
     Accepts everything numpy.einsum does (subscripts or sublist form, ``out``, ``dtype``,
@@ -272,12 +273,21 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     ``strategy`` forces a kernel family ("generic", "reduce", "gett") where it applies.
     ``precision="tf32"`` lets float32 GEMM steps run on tensor cores in TF32 (10-bit
     mantissa products, fp32 sums) on the CUDA backend; the default keeps full fp32.
+    ``executor=`` ("local", a concurrent.futures.Executor or a dask Client) or
+    ``devices=`` (["cpu", "cpu"]: a local dask cluster, one worker process per entry) run
+    the einsum sliced: ``memory_limit`` then bounds each slice's peak per device (operand
+    slices, temporaries, result slice; see einc.slicing) and the answer is bitwise the same
+    on any of them (einc.distributed).
 
     >>> import numpy as np, einc
     >>> einc.einsum("ij,jk->ik", np.eye(2), np.arange(4.0).reshape(2, 2))
     array([[0., 1.],
            [2., 3.]])
     """
+    if executor is not None or devices is not None:
+        from .distributed import sliced_einsum
+        return sliced_einsum(operands, memory_limit, dtype, optimize, strategy, executor, devices, out,
+                             backend="cuda" if backend == "cuda" else "cpu")
     if _defaults(out, dtype, order, casting, optimize, memory_limit, backend, strategy, precision):
         fast = _fast_call(operands)  # a repeated numpy call with default options
         if fast is not MISS:
