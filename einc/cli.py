@@ -31,6 +31,12 @@ def _plan(args):
 
 def cmd_explain(args):
     from .explain import describe
+    if args.memory_limit is not None:  # sliced: the per-slice plan, then how it is sliced
+        from .slicing import plan_sliced
+        sp = plan_sliced(args.subscripts, parse_shapes(args.shapes), args.memory_limit, dtype=args.dtype,
+                         optimize=args.optimize, strategy=args.strategy, backend=args.backend)
+        print(describe(sp.plan) + "\n" + sp.describe())
+        return
     print(describe(_plan(args)))
 
 
@@ -115,6 +121,8 @@ def main(argv=None):
         q.add_argument("--strategy", default=None, choices=["generic", "reduce", "gett"])
         if name == "explain":
             q.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+            q.add_argument("--memory-limit", default=None,
+                           help="per-device peak (e.g. 1MB, 32GiB): slice the einsum to fit")
         if name == "compile":
             q.add_argument("--target", default="llvm", choices=["llvm", "cuda"])
             q.add_argument("--arch", default="sm_90", help="CUDA architecture for --target cuda")
