@@ -135,7 +135,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # A K-fast (its unit stride is the one K mode): 16-byte pieces through a shared ring,
     # one row per thread (two spilled at the 128-register cap)
     a_kfast = async_ok and a_item == 4 and not tab_k and lay.k[0][1][1] == 1 if lay.k else False
-    rm = 1 if a_kfast else RM
+    rm = int(os.environ.get("EINC_SKINNY_KFAST_RM", 1)) if a_kfast else RM
     # EINC_SKINNY_RM=4 (experiments): four rows per thread halve B's shared loads per FMA but
     # need a block per SM; measured slower on the H200 (akdbc,jk->cjbda 11.6 -> 7.5 TFLOP/s)
     rm = int(os.environ.get("EINC_SKINNY_RM", rm)) if not a_kfast else rm
@@ -166,11 +166,12 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast)
     # blocks per SM: registers for RM x NP accumulators (fp64 and RM = 4 need the whole file)
     minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
-    key = (VERSION, "skinny", NP, rm, BK, S, minb, flags, lay.ta, dtypes[0].name, compute.name,
+    ku = int(os.environ.get("EINC_SKINNY_KU", 2))  # experiments: k unrolled in the M-fast multiply
+    key = (VERSION, "skinny", NP, rm, BK, S, ku, minb, flags, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {S}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {S}, {ku}>", *map(b, flags), tout, tcn, tan, sa, sb])
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
     spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"

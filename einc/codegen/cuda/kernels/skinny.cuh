@@ -57,8 +57,8 @@ struct EincSkinnyMeta {
   const long long* tc_n;
 };
 
-template <int NP_, int RM_, int BK_, int S_> struct EincSkinnyTile {
-  static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_;
+template <int NP_, int RM_, int BK_, int S_, int KU_ = 2> struct EincSkinnyTile {
+  static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KU = KU_;  // KU: k unrolled (M-fast ring)
   static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
   static constexpr int AROW = BK + 4;  // K-fast A rows in shared memory: 16-byte aligned, padded
   static_assert(NP % 8 == 0 && BK % 4 == 0, "whole column groups and 16-byte pieces");
@@ -158,7 +158,7 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
     // Multiply KN k of the chunk from kb: row values a(i, kk) for kk < KN, B rows kb + kk.
     // (Shared-memory rows two k at a time: a full unroll hoists the slice's loads and
     // spills at the 128-register cap; register-held values need constant indices.)
-    constexpr int KU = !ASYNC ? BK : A_KFAST ? 4 : 2;
+    constexpr int KU = !ASYNC ? BK : A_KFAST ? 4 : Cfg::KU;
     auto multiply = [&](int kb, auto kn, auto&& a_of) {
       constexpr int KN = decltype(kn)::value;
 #pragma unroll KU
