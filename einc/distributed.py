@@ -290,8 +290,9 @@ def client_for(devices):
         env = {"EINC_NUM_THREADS": threads}
         if d != "cpu":
             env["CUDA_VISIBLE_DEVICES"] = str(int(d))
-        workers[f"einc-{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env, "silence_logs": 40}}
-    cluster = SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
+        workers[f"einc-{i}"] = {"cls": Nanny, "options": {"nthreads": 1, "env": env, "silence_logs": 40,
+                                                        "dashboard": False}}
+    cluster = SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard": False}},
                           silence_logs=40)
     client = Client(cluster)
     _CLUSTERS[key] = (cluster, client)

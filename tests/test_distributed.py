@@ -96,3 +96,16 @@ def test_devices_shortcut_two_cpu_workers():
     assert np.asarray(got).tobytes() == np.asarray(ref).tobytes()
     with pytest.raises(einc.EincError):
         einc.einsum(subs, *arrays, memory_limit="6KB", devices=[])
+
+
+@pytest.mark.gpu
+def test_gpu_two_workers_on_one_device_bitwise():
+    """devices=[0, 0] (two worker processes on one GPU) against devices=[0], complex64."""
+    pytest.importorskip("torch")
+    shapes = [(8, 8, 8), (8, 8, 8), (8, 8), (8, 8)]
+    arrays = [(rng.standard_normal(s) + 1j * rng.standard_normal(s)).astype(np.complex64) for s in shapes]
+    subs = "ija,akb,bj,ki->"
+    one = einc.einsum(subs, *arrays, memory_limit="2KB", devices=[0])
+    two = einc.einsum(subs, *arrays, memory_limit="2KB", devices=[0, 0])
+    np.testing.assert_allclose(one, np.einsum(subs, *[a.astype(np.complex128) for a in arrays]), rtol=1e-4)
+    assert np.asarray(one).tobytes() == np.asarray(two).tobytes()
