@@ -168,3 +168,11 @@ def test_sycamore_plan_without_executing():
     assert sorted(name[s] for s in sp.sliced) == sorted(d["sliced"]["2^31"]["sliced_inds"])
     assert bench.plan(d, "32GiB").nslices == 512
 
+
+
+def test_docstring_examples():
+    import doctest
+    import einc.slicing
+    for mod in (einc.slicing, D):
+        failed, tried = doctest.testmod(mod)
+        assert tried > 0 and failed == 0, mod.__name__
