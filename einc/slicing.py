@@ -205,7 +205,9 @@ def greedy_slices(model: PathModel, target: int, fixed=()):
             p = model.peak(fixed + [l])
             added = model.flops(fixed + [l]) - base_flops
             gain = math.log(peak) - math.log(max(p, 1))
-            score = (added <= 0, gain / max(added, 1e-9 * base_flops + 1)) if added > 0 else (True, gain)
+            # a label that adds no FLOPs and lowers the peak wins outright, the largest gain first
+            free = added <= 0 and gain > 0
+            score = (free, gain if free else gain / max(added, 1e-9 * base_flops + 1))
             if best is None or score > best[0]:
                 best = (score, l)
         fixed.append(best[1])
