@@ -13,7 +13,9 @@ sliced tree (path and sliced indices) slice by slice with torch (or cupy) as its
 ``--devices 0,1,2,3`` also times ``--devices 0`` first, and reports strong scaling
 E(N) = T(1) / (N T(N)). The default bound, 34.36 GB (SI) per device, is 32 GiB rounded up:
 the 256-slice tree peaks at 2**35 + 30 696 bytes (two 2**31-element complex64 tensors live
-at once, plus the operands), so exactly "32GiB" needs 512 slices.
+at once, plus the operands), so exactly "32GiB" needs 512 slices. The recorded values
+(the amplitude) of einc and cotengra agree only when every slice runs: with ``--slices N``
+each sums its own first N slices.
 """
 from __future__ import annotations
 
