@@ -88,6 +88,12 @@ def skinny_tables(step: Step, dtypes):
     modes, st = step.modes, step.strides
     if any(m.kind == "batch" for m in modes):
         return None
+    def offsets(js, t):
+        off = np.zeros(1, dtype=np.int64)
+        for j in js:
+            off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
+        return off
+
     # C's unit-stride mode: lanes along it store whole vectors
     u = next((j for j, m in enumerate(modes) if st[0][j] == 1 and m.extent >= 2), None)
     best = None
@@ -103,14 +109,21 @@ def skinny_tables(step: Step, dtypes):
         # K = 0: A is never read (numpy gives empty arrays zero strides), C gets zeros
         xs = [j for j in fj if (st[big][j] == 1 or K == 0) and modes[j].extent >= 4]
         candidates = []
+        korder = sorted(kj, key=lambda j: -abs(st[big][j]))
+        kunit = K > 0 and np.array_equal(offsets(korder, big), np.arange(K))
         if u in xs:
             candidates.append((0, u))  # A and C both unit-stride along x
         elif u in fj and 0 < size <= SKINNY_PACK_MAX:
-            candidates.append((1, u))  # A small: copied with x unit-stride first (pack mode)
+            candidates.append((2, u))  # A small: copied with x unit-stride first (pack mode)
+        elif u in fj and kunit:
+            candidates.append((1, u))  # A K-contiguous: transposed per lane group (panel)
         if xs:  # the longest unit-stride mode of A; C through the box or per lane
-            candidates.append((2, max(xs, key=lambda j: modes[j].extent)))
+            candidates.append((3, max(xs, key=lambda j: modes[j].extent)))
         for rank, x in candidates:
-            rest = sorted((j for j in fj if j != x), key=lambda j: -abs(st[0][j]))
+            # the rest in C's order (consecutive rows fill the same C lines), or in A's
+            # for panels (each lane row of A streams sequentially)
+            t = big if rank == 1 else 0
+            rest = sorted((j for j in fj if j != x), key=lambda j: -abs(st[t][j]))
             R = int(np.prod([modes[j].extent for j in rest], dtype=np.int64))
             # threads split the rest rows; a lane group's A panel (K vectors) is re-read
             # once per column chunk, so it must stay in L1 when there are several chunks
@@ -124,12 +137,6 @@ def skinny_tables(step: Step, dtypes):
     rank, N, big, x, rest, nj, kj, R, K = best
     small = 3 - big
 
-    def offsets(js, t):
-        off = np.zeros(1, dtype=np.int64)
-        for j in js:
-            off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
-        return off
-
     # C not unit-stride along x but along another rest mode y: the kernel's box over
     # (x, y) transposes through registers, and the rest follows A (smallest stride inner)
     box = st[0][x] != 1 and os.environ.get("EINC_SKINNY_BOX", "1") != "0"  # (A/B switch)
@@ -142,12 +149,13 @@ def skinny_tables(step: Step, dtypes):
     rA, kA, X = offsets(rest, big), offsets(kj, big), modes[x].extent
     R = rA.size  # the box took y out of the rest
     src = []
-    if rank == 1:  # the kernel packs A as [R][K][Xpad]; rA/kA index the copy, rS/kS A
+    if rank == 2:  # the kernel packs A as [R][K][Xpad]; rA/kA index the copy, rS/kS A
         W = skinny_bits() // (8 * step.compute.itemsize)
         xpad = -(-X // W) * W
         src = [rA, kA]
         rA, kA = np.arange(R, dtype=np.int64) * (K * xpad), np.arange(K, dtype=np.int64) * xpad
-    dims = np.array([X, R, N, K, st[0][x], Y, ay, cy, rank == 1, st[big][x]], dtype=np.int64)
+    mode = {1: 2, 2: 1}.get(rank, 0)  # the kernel's pack: 2 panel, 1 whole copy
+    dims = np.array([X, R, N, K, st[0][x], Y, ay, cy, mode, st[big][x]], dtype=np.int64)
     tab = np.concatenate([rA, offsets(rest, 0), offsets(nj, small), offsets(nj, 0),
                           kA, offsets(kj, small), *src])
     return dims, tab, big, skinny_np(N)
@@ -378,7 +386,8 @@ class Executable:
         X, R, N, K, Y = (int(v) for v in dims[[0, 1, 2, 3, 5]])
         dt = step.compute
         W = skinny_bits() // (8 * dt.itemsize)
-        work_elems = skinny_workspace_elems(N, K, R * K * -(-X // W) * W if dims[8] else 0)
+        packed = {1: R * K * -(-X // W) * W, 2: -(-K // W) * W * W}.get(int(dims[8]), 0)
+        work_elems = skinny_workspace_elems(N, K, packed)
         rows = R * -(-Y // W) if Y > 1 else R  # the box's rows: y blocks x rest
         c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
         dp, tp = dims.ctypes.data, tab.ctypes.data

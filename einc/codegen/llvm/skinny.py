@@ -21,7 +21,7 @@ serves every layout where A is unit-stride along one free mode.
     void f(T* C, const T* A, const T* B, const int64_t* dims, const int64_t* tab,
            T* work, int64_t r0, int64_t r1)
 
-    dims = [X, R, N, K, c_x, Y, a_y, c_y, pack, a_x]   c_x: C's stride along x
+    dims = [X, R, N, K, c_x, Y, a_y, c_y, pack, a_x]   c_x: C's stride along x; pack: 0, 1, 2
     tab  = rA[R] rC[R] nB[N] nC[N] kA[K] kB[K] [rS[R] kS[K]: pack mode]
     work: skinny_workspace_elems(N, K) elements, 64-byte aligned
 
@@ -43,6 +43,11 @@ stride 1690): when A is small, each thread first copies its rows of A to the wor
 [r][K][Xpad] with x = C's unit-stride mode unit-stride (rS, kS, a_x address the original;
 rA, kA the copy), so the main loop stores whole vectors along C (masked on the ragged
 lane group) instead of going through the box.
+
+Panel mode (pack = 2; `cabk,kj->cjba`: A unit-stride along K, C along a): per row and
+lane group, the W rows of A along x are read W k at a time, transposed in registers into
+a [K][W] panel in the workspace, and the column chunks run from the panel (rA = the rows'
+offsets in A, a_x = A's stride along x, K contiguous in A).
 """
 from __future__ import annotations
 
@@ -168,13 +173,24 @@ class _Skinny:
         # the box's staging area: [W y][NP columns][W lanes], after Bp (64-byte aligned)
         stage_at = b.and_(b.add(b.mul(K, npad), i64(15)), i64(-16))
         self.stage = self.ptr(work, stage_at)
-        with b.if_then(b.icmp_signed("!=", pack, i64(0))):
+        with b.if_then(b.icmp_signed("==", pack, i64(1))):
             self.emit_pack_a(b.add(stage_at, i64(STAGE_ELEMS)), kB, ax, r0, smin(b, r1, R))
         A = self.A = b.load(self.a_slot, typ=PTR)
 
         def tile(r, x0, nc):
             self.emit_tile(self.ld(rA, r, I64), self.ld(rC, r, I64), x0, nc)
 
+        with b.if_then(b.icmp_signed("==", pack, i64(2))):  # panel mode
+            panel = self.ptr(work, b.add(stage_at, i64(STAGE_ELEMS)))
+            # lane groups outermost: a group's W rows of A then advance along the rest
+            # (in A's order) as W sequential streams
+            with Loop(b, 0, X, self.W, "x") as lx:
+                with Loop(b, r0, smin(b, r1, R), 1, "r") as lr:
+                    oA, oC = self.ld(rA, lr.index, I64), self.ld(rC, lr.index, I64)
+                    self.emit_panel(panel, oA, lx.index, ax)
+                    with Loop(b, 0, npad, NP, "nc") as ln:
+                        self.emit_panel_tile(panel, oC, lx.index, ln.index)
+            b.ret_void()
         with b.if_then(b.icmp_signed(">", Y, i64(1))):  # the box: C unit-stride along y
             # y blocks outermost: the W y x K rows of A a block reads advance together
             # along the rest (A's order), so they stream through L2 instead of each r
@@ -227,6 +243,46 @@ class _Skinny:
                     v = b.select(b.icmp_signed("<", lx.index, X), v, ir.Constant(self.T, 0.0))
                     b.store(v, self.ptr(dst, b.add(d, lx.index)), align=self.eb)
         b.store(self.ptr(dst, b.neg(b.mul(b.mul(r0, K), xpad))), self.a_slot)
+
+    def emit_panel(self, panel, oA, x0, ax):
+        """Panel mode: A unit-stride along K, C along x. The lane group's W rows of A
+        (x0 + l, stride a_x) are read W k at a time, transposed in registers and stored
+        as panel[k][l] (zero for l or k past the edge: masked loads read nothing there)."""
+        b, W = self.b, self.W
+        left = b.sub(self.X, x0)
+        vm = ir.VectorType(I64, W)
+        with Loop(b, 0, self.K, W, "pk") as lk:
+            k0 = lk.index
+            kmask = b.icmp_signed("<", self.lanes, self.splat(b.sub(self.K, k0), vm, W))
+            rows = []
+            for lane in range(W):
+                on = b.icmp_signed(">", left, i64(lane))
+                live = self.splat(on, ir.VectorType(ir.IntType(1), W), W)
+                # a dead lane reads nothing but still points into A: a masked load at an
+                # unmapped address costs a fault-suppression assist (~5x slower on abk)
+                row = b.select(on, b.mul(b.add(x0, i64(lane)), ax), i64(0))
+                p = self.ptr(self.A, b.add(b.add(oA, row), k0))
+                rows.append(b.call(self.mload, [p, ir.Constant(I32, self.eb), b.and_(kmask, live),
+                                                self.vzero]))
+            for i, v in enumerate(self.transpose(rows)):
+                b.store(v, self.ptr(panel, b.mul(b.add(k0, i64(i)), i64(W))), align=self.eb)
+
+    def emit_panel_tile(self, panel, oC, x0, nc):
+        """Columns [nc, nc+NP) of the packed lane group: vector (or masked) stores along x."""
+        b, W = self.b, self.W
+        left = b.sub(self.X, x0)
+        nvalid = smin(b, i64(self.NP), b.sub(self.N, nc))
+        acc = self.emit_sum(i64(0), nc, None, src=panel, kstride=i64(W))
+        mask = b.icmp_signed("<", self.lanes, self.splat(left, ir.VectorType(I64, W), W))
+        full = b.icmp_signed(">=", left, i64(W))
+        for j in range(self.NP):
+            with b.if_then(b.icmp_signed(">", nvalid, i64(j)), likely=True):
+                p = self.ptr(self.C, b.add(b.add(oC, self.ld(self.nC, b.add(nc, i64(j)), I64)), x0))
+                with b.if_else(full, likely=True) as (whole, part):
+                    with whole:
+                        b.store(acc[j], p, align=self.eb)
+                    with part:
+                        b.call(self.mstore, [acc[j], p, ir.Constant(I32, self.eb), mask])
 
     def emit_tile(self, oA, oC, x0, nc):
         """Columns [nc, nc+NP) of lanes [x0, x0+W) of row r: sum over k, then store."""
@@ -305,12 +361,14 @@ class _Skinny:
                                                   b.shuffle_vector(rows[i], rows[i + h], hi))]
         return rows
 
-    def emit_sum(self, a0, nc, mask):
-        """NP accumulators: sum over k of A[a0 + kA[k] : +W] x Bp[k, nc : nc+NP]."""
+    def emit_sum(self, a0, nc, mask, src=None, kstride=None):
+        """NP accumulators: sum over k of A[a0 + kA[k] : +W] x Bp[k, nc : nc+NP]
+        (``src[a0 + k * kstride : +W]`` for a packed panel)."""
         b = self.b
         with Loop(b, 0, self.K, 1, "k", carry=[self.vzero] * self.NP) as lk:
             k = lk.index
-            p = self.ptr(self.A, b.add(a0, self.ld(self.kA, k, I64)))
+            off = b.mul(k, kstride) if kstride is not None else self.ld(self.kA, k, I64)
+            p = self.ptr(src or self.A, b.add(a0, off))
             if mask is None:
                 a = b.load(p, typ=self.V, align=self.eb)
             else:
