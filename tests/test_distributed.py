@@ -17,7 +17,7 @@ rng = np.random.default_rng(11)
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     c = distributed.Client(cluster)
     yield c
     c.close()
