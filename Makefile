@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,cuda,torch,jax]' 'torch==2.13.0'  # the CPU build (a local file here; plain torch pulls GBs of CUDA)
+	$(PY) -m pip install -q -e '.[test,cuda,torch,jax,docs,distributed]' 'torch==2.13.0'  # the CPU build (a local file here; plain torch pulls GBs of CUDA)
 	touch $(STAMP)
 
 demo: $(STAMP)
