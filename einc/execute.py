@@ -62,14 +62,25 @@ SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the thread
 SKINNY_MAX_K_CHUNKED = 1024  # K above which re-reading A per column chunk leaves L1
 
 
-def skinny_bits() -> int:
-    """Vector width of the skinny kernel: the host's, or $EINC_SKINNY_BITS (A/B switch)."""
+def skinny_bits(X: int, N: int, itemsize: int) -> int:
+    """Vector width of the skinny kernel for X lanes and N columns: the host's, or half of
+    it when that wastes clearly fewer lanes on a ragged X and one column chunk holds all N
+    (memory-bound; 21 lanes: 66% of two zmm, 88% of three ymm; measured akdbc 1.45 -> 1.04
+    ms single-threaded, cabkd 1.59 -> 1.00; ccsd ijk (N = 126, compute-bound) ran 15% faster
+    on zmm). $EINC_SKINNY_BITS forces one (A/B switch)."""
+    from .codegen.llvm.skinny import skinny_np
     host = jit().host_vector_bits()
-    return min(host, int(os.environ.get("EINC_SKINNY_BITS", "0")) or host)
+    forced = int(os.environ.get("EINC_SKINNY_BITS", "0"))
+    if forced:
+        return min(host, forced)
+    util = lambda bits: X / (-(-X // (bits // (8 * itemsize))) * (bits // (8 * itemsize)))
+    if host > 256 and N <= skinny_np(N) and util(host // 2) >= util(host) + 0.05:
+        return host // 2
+    return host
 
 
 def skinny_tables(step: Step, dtypes):
-    """(dims, tab, big, NP) for the skinny kernel (codegen/llvm/skinny.py), or None.
+    """(dims, tab, big, NP, vector bits) for the skinny kernel (codegen/llvm/skinny.py), or None.
 
     Fits a float gett step without batch modes where the other operand's free group has
     at most SKINNY_MAX_N columns (SKINNY_SHALLOW_MAX_N when K is shallow: the packed
@@ -99,7 +110,8 @@ def skinny_tables(step: Step, dtypes):
     best = None
     for big, free, small in ((1, "m", "n"), (2, "n", "m")):
         fj = [j for j, m in enumerate(modes) if m.kind == free]
-        nj = [j for j, m in enumerate(modes) if m.kind == small]
+        # columns in C's order: consecutive columns of a tile land next to each other
+        nj = sorted((j for j, m in enumerate(modes) if m.kind == small), key=lambda j: -abs(st[0][j]))
         kj = [j for j, m in enumerate(modes) if m.kind == "k"]
         N = int(np.prod([modes[j].extent for j in nj], dtype=np.int64))
         K = int(np.prod([modes[j].extent for j in kj], dtype=np.int64))
@@ -147,10 +159,11 @@ def skinny_tables(step: Step, dtypes):
         Y, ay, cy = modes[y].extent, st[big][y], st[0][y]
         rest = sorted((j for j in rest if j != y), key=lambda j: -abs(st[big][j]))
     rA, kA, X = offsets(rest, big), offsets(kj, big), modes[x].extent
+    bits = skinny_bits(X, N, step.compute.itemsize)
     R = rA.size  # the box took y out of the rest
     src = []
     if rank == 2:  # the kernel packs A as [R][K][Xpad]; rA/kA index the copy, rS/kS A
-        W = skinny_bits() // (8 * step.compute.itemsize)
+        W = bits // (8 * step.compute.itemsize)
         xpad = -(-X // W) * W
         src = [rA, kA]
         rA, kA = np.arange(R, dtype=np.int64) * (K * xpad), np.arange(K, dtype=np.int64) * xpad
@@ -158,7 +171,7 @@ def skinny_tables(step: Step, dtypes):
     dims = np.array([X, R, N, K, st[0][x], Y, ay, cy, mode, st[big][x]], dtype=np.int64)
     tab = np.concatenate([rA, offsets(rest, 0), offsets(nj, small), offsets(nj, 0),
                           kA, offsets(kj, small), *src])
-    return dims, tab, big, skinny_np(N)
+    return dims, tab, big, skinny_np(N), bits
 
 
 def step_dtypes(plan: Plan, step: Step) -> list:
@@ -174,8 +187,7 @@ def kernel_source(plan: Plan, step: Step):
         sk = skinny_tables(step, step_dtypes(plan, step))
         if sk is not None:
             from .codegen.llvm.skinny import emit_skinny
-            sb = skinny_bits()
-            return ("skinny", dt.name, sb, sk[3]), lambda: emit_skinny(dt, sb, sk[3])
+            return ("skinny", dt.name, sk[4], sk[3]), lambda: emit_skinny(dt, sk[4], sk[3])
         src = step_dtypes(plan, step)[1]  # both operands' (plan._choose: equal); int8 -> int32 C
         return ("gett", dt.name, src.name, bits), lambda: emit_gett(dt, bits, src)
     key = loop_key(step, step_dtypes(plan, step))
@@ -379,13 +391,13 @@ class Executable:
             fn(*[ptrs[i] for i in order], ext_a, str_a)
         return run
 
-    def _skinny_runner(self, step: Step, addr, dims, tab, big, NP):
+    def _skinny_runner(self, step: Step, addr, dims, tab, big, NP, bits):
         """Rows of the rest group split over threads (4 parts per thread when it pays)."""
         from .codegen.llvm.skinny import skinny_workspace_elems
         fn = ctypes.CFUNCTYPE(None, _VP, _VP, _VP, _VP, _VP, _VP, ctypes.c_int64, ctypes.c_int64)(addr)
         X, R, N, K, Y = (int(v) for v in dims[[0, 1, 2, 3, 5]])
         dt = step.compute
-        W = skinny_bits() // (8 * dt.itemsize)
+        W = bits // (8 * dt.itemsize)
         packed = {1: R * K * -(-X // W) * W, 2: -(-K // W) * W * W}.get(int(dims[8]), 0)
         work_elems = skinny_workspace_elems(N, K, packed)
         rows = R * -(-Y // W) if Y > 1 else R  # the box's rows: y blocks x rest

@@ -175,3 +175,14 @@ def test_panel_mode_strided_k_is_not_panel():
     A = rand((5, 20, 90, 2 * 16), np.float32)[..., ::2]
     B = rand((16, 10), np.float32)
     check("cabk,kj->cjba", A, B, skinny=False)
+
+
+@pytest.mark.parametrize("bits", [128, 256])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_narrower_vectors(monkeypatch, bits, dtype):
+    """Every mode at SSE and AVX2 widths too (W = 2..8: other transposes and tails)."""
+    monkeypatch.setenv("EINC_SKINNY_BITS", str(bits))
+    check("akb,jk->jba", rand((13, 7, 19), dtype), rand((5, 7), dtype))  # box
+    check("lki,jl->kji", rand((5, 9, 21), dtype), rand((30, 5), dtype))  # unit, chunks
+    check("amji,cbkm->kjicba", rand((7, 5, 4, 9), dtype), rand((4, 3, 4, 5), dtype))  # pack
+    check("cabk,kj->cjba", rand((3, 19, 90, 21), dtype), rand((21, 9), dtype))  # panel

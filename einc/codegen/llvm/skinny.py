@@ -56,7 +56,7 @@ from llvmlite import ir
 
 from .gett import I32, I64, PTR, Loop, i64, smin
 
-REGISTERS = 16  # vector registers of SSE/AVX2 (AVX-512's 32 are not used: NP stays <= 12)
+PREFETCH_ROWS = 4  # the box prefetches A this many rest rows ahead
 
 
 def skinny_np(n: int) -> int:
@@ -116,6 +116,9 @@ class _Skinny:
                                  name=f"llvm.masked.load.{vname}.p0")
         self.mstore = ir.Function(self.mod, ir.FunctionType(ir.VoidType(), [self.V, PTR, I32, M]),
                                   name=f"llvm.masked.store.{vname}.p0")
+        self.prefetch = ir.Function(self.mod, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32]),
+                                    name="llvm.prefetch.p0")
+        self.pf = None  # element distance to prefetch A at (the box), or None
         self.vzero = ir.Constant(self.V, None)
         self.lanes = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
 
@@ -201,9 +204,14 @@ class _Skinny:
                 r = b.srem(lt.index, R)
                 y0 = b.mul(b.sdiv(lt.index, R), i64(self.W))
                 oA, oC = self.ld(rA, r, I64), self.ld(rC, r, I64)
+                # the W x K rows this block reads are as many streams, more than the
+                # hardware prefetchers follow: fetch the same rows PREFETCH_ROWS rows ahead
+                ahead = self.ld(rA, smin(b, b.add(r, i64(PREFETCH_ROWS)), b.sub(R, i64(1))), I64)
+                self.pf = b.sub(ahead, oA)
                 with Loop(b, 0, X, self.W, "x") as lx:
                     with Loop(b, 0, npad, NP, "nc") as ln:
                         self.emit_box(oA, oC, lx.index, y0, ln.index)
+                self.pf = None
             b.ret_void()
         r1 = smin(b, r1, R)
         with b.if_else(b.icmp_signed("==", cx, i64(1)), likely=True) as (unit, scattered):
@@ -369,6 +377,9 @@ class _Skinny:
             k = lk.index
             off = b.mul(k, kstride) if kstride is not None else self.ld(self.kA, k, I64)
             p = self.ptr(src or self.A, b.add(a0, off))
+            if self.pf is not None and src is None:
+                b.call(self.prefetch, [self.ptr(p, self.pf), ir.Constant(I32, 0),
+                                       ir.Constant(I32, 3), ir.Constant(I32, 1)])
             if mask is None:
                 a = b.load(p, typ=self.V, align=self.eb)
             else:
