@@ -42,6 +42,7 @@ import numpy as np
 
 from . import api
 from .autodiff import batched_equation, grad_spec, labels, result_shape
+from .errors import EincSpecError
 
 __all__ = ["einsum"]
 
@@ -62,6 +63,8 @@ def einsum(equation: str, *operands, cpu: str = "callback"):
         raise ValueError(f"cpu={cpu!r}: use one of {', '.join(CPU_PATHS)}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if not operands:
+        raise EincSpecError("einsum needs at least one operand")
     ops = [jnp.asarray(x) for x in operands]
     dt = jnp.result_type(*ops)
     return _einsum(equation, cpu, *[x.astype(dt) for x in ops])

@@ -49,7 +49,7 @@ _KEYS: dict = {}      # (equation, ranks at trace time) -> key
 _CALLS: list = []     # key -> (equation, ranks)
 _TARGETS: dict = {}   # platform -> target name, once registered
 _KEEP: list = []      # the library and ctypes callbacks, alive as long as the process
-_CUDA_EXES = api._LRU(256)  # (equation, shapes, dtypes, device) -> (CudaExecutable, runtime)
+_RUNNERS: dict = {}   # platform -> its Python callback (``.prepared``: the runners it built)
 
 
 def key(equation: str, ranks: tuple) -> int:
@@ -112,8 +112,9 @@ def target(platform: str) -> str:
         lib = _KEEP[0] if _KEEP else _load()
         if not _KEEP:
             _KEEP.append(lib)
-        which, run = {"cpu": (0, _run_cpu), "cuda": (1, _run_cuda)}[platform]
-        cb = _CALLBACK(_guarded(run))
+        which, prepare = {"cpu": (0, _prepare_cpu), "cuda": (1, _prepare_cuda)}[platform]
+        _RUNNERS[platform] = runner = _guarded(prepare)
+        cb = _CALLBACK(runner)
         _KEEP.append(cb)
         lib.einc_set_callback(ctypes.c_int(which), cb)
         name = f"einc_einsum_{platform}"
@@ -124,26 +125,42 @@ def target(platform: str) -> str:
         return name
 
 
-def _guarded(run):
-    """The callback the shim calls: never lets an exception cross into C."""
+def _guarded(prepare):
+    """The callback the shim calls: never lets an exception cross into C.
+
+    A call's signature (key, device, dims, ranks, dtypes) maps to a prepared runner, so a
+    repeated call costs one lookup before einc's launch."""
+    prepared = api._LRU(256)
+
     def callback(k, n, ptrs, ranks, dims, dtypes, stream, device, err, errlen):
         try:
-            shapes, off = [], 0
-            for i in range(n):
-                shapes.append(tuple(dims[off + j] for j in range(ranks[i])))
-                off += ranks[i]
-            dts = [np.dtype(DTYPES[dtypes[i]]) for i in range(n)]
-            equation, traced = _CALLS[k]
-            extra = len(shapes[0]) - traced[0] if traced else 0
-            if extra:  # vmap (expand_dims) added leading axes to every buffer
-                equation = batched_equation(equation, shapes[:-1], extra)
-            run(equation, [ptrs[i] or 0 for i in range(n)], shapes, dts, stream, device)
+            rl = ranks[:n]
+            sig = (k, device, tuple(dims[:sum(rl)]), tuple(rl), tuple(dtypes[:n]))
+            go = prepared.get(sig)
+            if go is None:
+                go = prepare(*_describe(*sig))
+                prepared.put(sig, go)
+            go([p or 0 for p in ptrs[:n]], stream)
             return 0
         except BaseException as e:  # noqa: BLE001 - reported through XLA
             msg = f"einc: {type(e).__name__}: {e}".encode()[: errlen - 1] + b"\0"
             ctypes.memmove(err, msg, len(msg))
             return 1
+    callback.prepared = prepared
     return callback
+
+
+def _describe(k, device, flat, ranks, dtypes):
+    """(equation, shapes, dtypes, device) of a call; operands first, the result last."""
+    shapes, off = [], 0
+    for r in ranks:
+        shapes.append(tuple(flat[off:off + r]))
+        off += r
+    equation, traced = _CALLS[k]
+    extra = len(shapes[0]) - traced[0] if traced else 0
+    if extra:  # vmap (expand_dims) added leading axes to every buffer
+        equation = batched_equation(equation, shapes[:-1], extra)
+    return equation, shapes, [np.dtype(DTYPES[d]) for d in dtypes], device
 
 
 def _host(ptr: int, shape, dtype) -> np.ndarray:
@@ -153,25 +170,26 @@ def _host(ptr: int, shape, dtype) -> np.ndarray:
     return np.frombuffer((ctypes.c_char * nbytes).from_address(ptr), dtype).reshape(shape)
 
 
-def _run_cpu(equation, ptrs, shapes, dtypes, stream, device):
-    arrays = [_host(p, s, d) for p, s, d in zip(ptrs, shapes, dtypes)]
-    api.einsum(equation, *arrays[:-1], out=arrays[-1], backend="cpu")
+def _prepare_cpu(equation, shapes, dtypes, device):
+    def go(ptrs, stream):
+        arrays = [_host(p, s, d) for p, s, d in zip(ptrs, shapes, dtypes)]
+        api.einsum(equation, *arrays[:-1], out=arrays[-1], backend="cpu")
+    return go
 
 
-def _run_cuda(equation, ptrs, shapes, dtypes, stream, device):
+def _prepare_cuda(equation, shapes, dtypes, device):
     from .execute_cuda import CudaExecutable
     from .runtime.cuda import runtime
-    sig = (equation, tuple(shapes), tuple(d.str for d in dtypes), device)
-    ex = _CUDA_EXES.get(sig)
-    if ex is None:
-        rt = runtime(max(device, 0))
-        rt.make_current()
-        plan = api.plan_for(equation, shapes[:-1], dtype=list(dtypes[:-1]), backend="cuda")
-        if plan.out_dtype != dtypes[-1] or tuple(plan.out_shape) != shapes[-1]:
-            raise EincError(f"einc planned {plan.out_shape} {plan.out_dtype} for {equation!r}, "
-                            f"XLA allocated {shapes[-1]} {dtypes[-1]}")
-        ex = (CudaExecutable(plan, rt), rt)
-        _CUDA_EXES.put(sig, ex)
-    exe, rt = ex
-    rt.make_current()  # XLA's thread: bind the primary context XLA uses too
-    exe(ptrs[:-1], ptrs[-1], rt.stream(stream or 0))
+    rt = runtime(max(device, 0))
+    rt.make_current()
+    plan = api.plan_for(equation, shapes[:-1], dtype=list(dtypes[:-1]), backend="cuda")
+    if plan.out_dtype != dtypes[-1] or tuple(plan.out_shape) != shapes[-1]:
+        raise EincError(f"einc planned {plan.out_shape} {plan.out_dtype} for {equation!r}, "
+                        f"XLA allocated {shapes[-1]} {dtypes[-1]}")
+    exe = CudaExecutable(plan, rt)
+
+    def go(ptrs, stream):
+        rt.make_current()  # XLA's thread: bind the primary context, which XLA uses too
+        exe(ptrs[:-1], ptrs[-1], rt.stream(stream or 0))
+    go.executable = exe
+    return go

@@ -173,9 +173,25 @@ def test_shim_is_built_once_and_cached(monkeypatch):
         jf.build_shim()
 
 
-def test_bad_cpu_option():
+def test_user_errors_are_einc_errors_at_trace_time():
+    import einc
     with pytest.raises(ValueError, match="cpu="):
         ej.einsum("i->", jnp.ones(3), cpu="gpu")
+    with pytest.raises(einc.EincError, match="label 'j' has sizes 3 and 4"):
+        jax.jit(lambda a, b: ej.einsum("ij,jk->ik", a, b))(jnp.ones((2, 3)), jnp.ones((4, 5)))
+    with pytest.raises(einc.EincError, match="2 operand"):
+        ej.einsum("ij,jk->ik", jnp.ones((2, 3)))
+    with pytest.raises(einc.EincError, match="at least one operand"):
+        ej.einsum("->")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import einc.autodiff
+    for mod in (einc.autodiff, ej, jf):
+        failed, tried = doctest.testmod(mod)
+        assert tried and not failed, mod.__name__
 
 
 # ----------------------------------------------------------------------------------------
@@ -204,7 +220,8 @@ def test_gpu_ffi_forward_and_grad(eq, shapes, dtype):
     _, ref = jax.vjp(lambda *x: jnp.einsum(eq, *x, precision="highest"), *ops)  # (not TF32)
     for g, r in zip(jax.jit(vjp)(ct), ref(ct)):
         _close(g, np.asarray(r), tol)
-    assert len(jf._CUDA_EXES.data) > 0  # einc's CUDA executables ran (no pure_callback)
+    ran = [go.executable for go in jf._RUNNERS["cuda"].prepared.data.values()]
+    assert ran and all(ex.calls for ex in ran)  # einc's CUDA executables ran (no pure_callback)
 
 
 @pytest.mark.gpu
