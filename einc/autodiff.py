@@ -1,4 +1,4 @@
-"""Backend-neutral label logic for einsum gradients (used by einc.jax; mirrors einc.torch).
+"""Backend-neutral label logic for einsum gradients (used by einc.jax and einc.torch).
 
 An einsum's vector-Jacobian product for operand ``i`` is another einsum: the output
 cotangent contracted with the other operands, producing the labels operand ``i`` shares

@@ -20,16 +20,11 @@ Backward equations use letters, so at most 52 distinct labels take gradients.
 """
 from __future__ import annotations
 
-import string
-
 import numpy as np
 import torch
 
-from . import api
-from .bind import expand_term
-from .errors import EincShapeError, EincValueError
-from .ir import EllipsisDim
-from .parse import parse
+from . import api, autodiff
+from .errors import EincValueError
 
 __all__ = ["einsum"]
 
@@ -101,30 +96,9 @@ def _torch_dtype(dt: np.dtype) -> torch.dtype:
     return torch.bfloat16 if dt.name == "bfloat16" else _TORCH[dt.name]
 
 
-def _labels(equation: str, shapes):
-    """(per-operand labels, output labels, label -> size) with ellipses expanded."""
-    spec = parse(equation)
-    if len(spec.inputs) != len(shapes):
-        raise EincValueError(f"the subscripts name {len(spec.inputs)} operand(s) but {len(shapes)} were given")
-    axes = [expand_term(t, len(s), i, spec) for i, (t, s) in enumerate(zip(spec.inputs, shapes))]
-    sizes: dict = {}
-    for labels, s in zip(axes, shapes):
-        for l, n in zip(labels, s):
-            if sizes.get(l, 1) == 1:
-                sizes[l] = n
-            elif n not in (1, sizes[l]):
-                raise EincShapeError(f"label {l!r} has sizes {sizes[l]} and {n}")
-    ell = max((sum(isinstance(x, EllipsisDim) for x in ax) for ax in axes), default=0)
-    out = []
-    for x in spec.output:
-        out.extend(EllipsisDim(ell - 1 - j) for j in range(ell)) if x is Ellipsis else out.append(x)
-    return axes, tuple(out), sizes
-
-
 def _result(equation, shapes, dtypes):
-    axes, out, sizes = _labels(equation, shapes)
     dt = np.result_type(*[_np_dtype(d) for d in dtypes]) if dtypes else np.dtype(np.float64)
-    return tuple(sizes[l] for l in out), _torch_dtype(dt)
+    return autodiff.result_shape(equation, shapes), _torch_dtype(dt)
 
 
 # ----------------------------------------------------------------------------------------
@@ -136,49 +110,29 @@ def _setup(ctx, inputs, output):
     ctx.save_for_backward(*operands)
 
 
-def _letters(*label_lists):
-    names = {}
-    for labels in label_lists:
-        for l in labels:
-            names.setdefault(l, None)
-    if len(names) > len(string.ascii_letters):
-        raise EincValueError(f"einc.torch backward handles at most 52 distinct labels, got {len(names)}")
-    return dict(zip(names, string.ascii_letters))
-
-
 def _grad_operand(i, grad, operands, axes, out, sizes):
-    """d(sum grad * out) / d operands[i], as einc einsums."""
-    mine = axes[i]
-    uniq = list(dict.fromkeys(mine))
-    elsewhere = set(out).union(*(set(a) for j, a in enumerate(axes) if j != i))
-    shape_i = dict(zip(mine, operands[i].shape))
-    # labels the gradient einsum produces: shared with the output or other operands, and not
-    # broadcast (size 1) in this operand while larger elsewhere (those are summed)
-    keep = [l for l in uniq if l in elsewhere and not (shape_i[l] == 1 and sizes[l] != 1)]
-    conj = (lambda t: t.conj()) if grad.is_complex() else (lambda t: t)
-    others = [(conj(o), a) for j, (o, a) in enumerate(zip(operands, axes)) if j != i]
-    names = _letters(out, *[a for _, a in others], keep)
-    eq = ",".join("".join(names[l] for l in ls) for ls in [out] + [a for _, a in others]) + \
-        "->" + "".join(names[l] for l in keep)
-    g = torch.ops.einc.einsum(eq, [grad] + [o for o, _ in others])
-    # unique-label layout: keep's axes in place, size 1 elsewhere, expanded over private labels
-    g = g.reshape([sizes[l] if l in keep else 1 for l in uniq])
-    g = g.expand([shape_i[l] for l in uniq])
-    if operands[i].is_complex() is False and g.is_complex():
+    """d(sum grad * out) / d operands[i], as einc einsums (einc.autodiff's GradSpec)."""
+    g_spec = autodiff.grad_spec(i, axes, out, sizes, tuple(operands[i].shape))
+    conj = (lambda t: t.conj()) if grad.is_complex() else (lambda t: t)  # torch's convention
+    g = torch.ops.einc.einsum(g_spec.equation, [grad] + [conj(operands[j]) for j in g_spec.others])
+    g = g.reshape(g_spec.reshaped).expand(g_spec.broadcast)
+    if not operands[i].is_complex() and g.is_complex():
         g = g.real
     g = g.to(operands[i].dtype)
-    if len(uniq) == len(mine):
+    if g_spec.diagonal is None:
         return g.contiguous()
     # a repeated label: the gradient lives on the diagonal of a zero tensor
-    full = torch.zeros(operands[i].shape, dtype=g.dtype, device=g.device)
-    strides = [sum(st for l2, st in zip(mine, full.stride()) if l2 == l) for l in uniq]
-    full.as_strided([shape_i[l] for l in uniq], strides).copy_(g)
+    full = torch.zeros(g_spec.shape, dtype=g.dtype, device=g.device)
+    strides = [0] * len(g_spec.broadcast)
+    for axis, k in enumerate(g_spec.diagonal):
+        strides[k] += full.stride(axis)
+    full.as_strided(g_spec.broadcast, strides).copy_(g)
     return full
 
 
 def _backward(ctx, grad):
     operands = list(ctx.saved_tensors)
-    axes, out, sizes = _labels(ctx.equation, [tuple(t.shape) for t in operands])
+    axes, out, sizes = autodiff.labels(ctx.equation, [tuple(t.shape) for t in operands])
     differentiable = lambda t: t.is_floating_point() or t.is_complex()
     grads = [_grad_operand(i, grad, operands, axes, out, sizes) if differentiable(operands[i]) else None
              for i in range(len(operands))]
