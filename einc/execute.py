@@ -66,6 +66,7 @@ def gett_tables(step: Step):
 SKINNY_MAX_N = 160  # columns (the small operand's free group) up to which skinny runs,
 SKINNY_SHALLOW_K, SKINNY_SHALLOW_MAX_N = 64, 2048  # or up to 2048 when K is this shallow
 SKINNY_PACK_MAX = 1 << 16  # elements of A up to which the kernel copies it x-fast first
+SKINNY_SPLIT_FINE = 1 << 27  # multiply-adds from which a step is cut into 4 parts per thread
 SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the threads
 SKINNY_MAX_K_CHUNKED = 1024  # K above which re-reading A per column chunk leaves L1
 
@@ -245,6 +246,21 @@ def _column_chunks(n: int, work: int, align: int = 32):
     return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
+def _split(part, ptrs, chunks):
+    """part(ptrs, *chunk) for every chunk on the pool; with at most one chunk per thread
+    the last runs on the calling thread (a pool task costs ~30 us of handoff, which a
+    millisecond step feels; with more chunks the pool's workers share them out)."""
+    if len(chunks) > num_threads():
+        list(_pool().map(lambda r: part(ptrs, *r), chunks))
+        return
+    futures = [_pool().submit(part, ptrs, *r) for r in chunks[:-1]]
+    try:
+        part(ptrs, *chunks[-1])
+    finally:
+        for f in futures:
+            f.result()
+
+
 LOOP_PARALLEL_MIN = 1 << 20  # loop-nest points below which one thread is faster
 CHUNKS_PER_THREAD = 4
 
@@ -365,7 +381,7 @@ class Executable:
             def run(ptrs, _keep=(dims, tab)):
                 if len(chunks) == 1:
                     return part(ptrs, 0, n)
-                list(_pool().map(lambda r: part(ptrs, *r), chunks))
+                _split(part, ptrs, chunks)
             return run
         nt = len(step.operands) + 1
         fn = ctypes.CFUNCTYPE(None, *([_VP] * (nt + 2)))(addr)
@@ -411,10 +427,17 @@ class Executable:
         rows = R * -(-Y // W) if Y > 1 else R  # the box's rows: y blocks x rest
         c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
         dp, tp = dims.ctypes.data, tab.ctypes.data
-        threads = num_threads() if X * Y * R * N * K >= PARALLEL_MIN_WORK else 1
-        pieces = min(rows, threads * CHUNKS_PER_THREAD if threads > 1 else 1)
-        bounds = [rows * t // pieces for t in range(pieces + 1)]
-        chunks = list(zip(bounds, bounds[1:]))
+        work = X * Y * R * N * K
+        threads = num_threads() if work >= PARALLEL_MIN_WORK else 1
+        # a millisecond step pays ~30 us per pool task: one part per thread then, the
+        # caller's own thread running the last (4 per thread only for long steps)
+        per = CHUNKS_PER_THREAD if work >= SKINNY_SPLIT_FINE else 1
+        pieces = min(rows, threads * per if threads > 1 else 1)
+        # equal work per part: a box row's work is its y block's height (the last is ragged)
+        weight = np.minimum(W, Y - W * (np.arange(rows) // R)) if Y > 1 else np.ones(rows)
+        cum = np.concatenate([[0], np.cumsum(weight)])
+        bounds = [int(np.searchsorted(cum, cum[-1] * t / pieces)) for t in range(pieces)] + [rows]
+        chunks = [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
 
         def part(ptrs, r0, r1):
             work = _WORK.get(work_elems, dt)
@@ -423,7 +446,7 @@ class Executable:
         def run(ptrs, _keep=(dims, tab)):
             if len(chunks) == 1:
                 return part(ptrs, 0, rows)
-            list(_pool().map(lambda r: part(ptrs, *r), chunks))
+            _split(part, ptrs, chunks)
         return run
 
     def __call__(self, arrays, out: np.ndarray) -> np.ndarray:
