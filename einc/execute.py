@@ -183,6 +183,43 @@ def skinny_tables(step: Step, dtypes):
     return dims, tab, big, skinny_np(N), bits
 
 
+def skinny_rows_tables(step: Step, dtypes):
+    """(dims, tab, big, NV, vector bits) for the skinny row kernel (codegen/llvm/
+    skinny_rows.py), or None: a float gett step without batch modes whose C is contiguous
+    along the small operand's whole free group (N <= 3 host vectors) and whose big
+    operand has >= SKINNY_MIN_ROWS rows (ao2mo ap,srqp->srqa). Tried after skinny_tables."""
+    if os.environ.get("EINC_CPU_SKINNY", "1") == "0" or step.strategy != "gett":
+        return None
+    if step.compute not in (np.float32, np.float64) or any(d != step.compute for d in dtypes):
+        return None
+    modes, st = step.modes, step.strides
+    if any(m.kind == "batch" for m in modes):
+        return None
+    bits = jit().host_vector_bits()
+    W = bits // (8 * step.compute.itemsize)
+
+    def offsets(js, t):
+        off = np.zeros(1, dtype=np.int64)
+        for j in js:
+            off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
+        return off
+
+    for big, free, small in ((2, "n", "m"), (1, "m", "n")):
+        nj = sorted((j for j, m in enumerate(modes) if m.kind == small), key=lambda j: -abs(st[0][j]))
+        fj = sorted((j for j, m in enumerate(modes) if m.kind == free), key=lambda j: -abs(st[0][j]))
+        kj = sorted((j for j, m in enumerate(modes) if m.kind == "k"), key=lambda j: -abs(st[big][j]))
+        nC = offsets(nj, 0)
+        R = int(np.prod([modes[j].extent for j in fj], dtype=np.int64))
+        if not np.array_equal(nC, np.arange(nC.size)) or -(-nC.size // W) > 3 or R < SKINNY_MIN_ROWS:
+            continue
+        K = int(np.prod([modes[j].extent for j in kj], dtype=np.int64))
+        dims = np.array([R, nC.size, K], dtype=np.int64)
+        tab = np.concatenate([offsets(fj, big), offsets(fj, 0), offsets(nj, 3 - big),
+                              offsets(kj, big), offsets(kj, 3 - big)])
+        return dims, tab, big, -(-nC.size // W), bits
+    return None
+
+
 def step_dtypes(plan: Plan, step: Step) -> list:
     """Dtypes of a step's tensors: the result first, then its operands."""
     return [plan.buffers[step.result].dtype] + [plan.buffers[o].dtype for o in step.operands]
@@ -197,6 +234,10 @@ def kernel_source(plan: Plan, step: Step):
         if sk is not None:
             from .codegen.llvm.skinny import emit_skinny
             return ("skinny", dt.name, sk[4], sk[3]), lambda: emit_skinny(dt, sk[4], sk[3])
+        sr = skinny_rows_tables(step, step_dtypes(plan, step))
+        if sr is not None:
+            from .codegen.llvm.skinny_rows import emit_skinny_rows
+            return ("skinny-rows", dt.name, sr[4], sr[3]), lambda: emit_skinny_rows(dt, sr[4], sr[3])
         src = step_dtypes(plan, step)[1]  # both operands' (plan._choose: equal); int8 -> int32 C
         return ("gett", dt.name, src.name, bits), lambda: emit_gett(dt, bits, src)
     key = loop_key(step, step_dtypes(plan, step))
@@ -361,6 +402,9 @@ class Executable:
         sk = skinny_tables(step, step_dtypes(self.plan, step)) if step.strategy == "gett" else None
         if sk is not None:
             return self._skinny_runner(step, addr, *sk)
+        sr = skinny_rows_tables(step, step_dtypes(self.plan, step)) if step.strategy == "gett" else None
+        if sr is not None:
+            return self._rows_runner(step, addr, *sr)
         if step.strategy == "gett":
             from .codegen.llvm.gett import gett_workspace_elems
             bits = jit().host_vector_bits()
@@ -446,6 +490,28 @@ class Executable:
         def run(ptrs, _keep=(dims, tab)):
             if len(chunks) == 1:
                 return part(ptrs, 0, rows)
+            _split(part, ptrs, chunks)
+        return run
+
+    def _rows_runner(self, step: Step, addr, dims, tab, big, NV, bits):
+        """Rows split over threads, one part per thread (the caller runs the last)."""
+        fn = ctypes.CFUNCTYPE(None, _VP, _VP, _VP, _VP, _VP, _VP, ctypes.c_int64, ctypes.c_int64)(addr)
+        R, N, K = (int(v) for v in dims)
+        dt = step.compute
+        work_elems = max(1, K * NV * (bits // (8 * dt.itemsize)))
+        c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
+        dp, tp = dims.ctypes.data, tab.ctypes.data
+        threads = num_threads() if R * N * K >= PARALLEL_MIN_WORK else 1
+        bounds = [R * t // threads for t in range(threads + 1)]
+        chunks = [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+
+        def part(ptrs, r0, r1):
+            work = _WORK.get(work_elems, dt)
+            fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, r0, r1)
+
+        def run(ptrs, _keep=(dims, tab)):
+            if len(chunks) == 1:
+                return part(ptrs, 0, R)
             _split(part, ptrs, chunks)
         return run
 

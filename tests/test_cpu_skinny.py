@@ -186,3 +186,38 @@ def test_narrower_vectors(monkeypatch, bits, dtype):
     check("lki,jl->kji", rand((5, 9, 21), dtype), rand((30, 5), dtype))  # unit, chunks
     check("amji,cbkm->kjicba", rand((7, 5, 4, 9), dtype), rand((4, 3, 4, 5), dtype))  # pack
     check("cabk,kj->cjba", rand((3, 19, 90, 21), dtype), rand((21, 9), dtype))  # panel
+
+
+def takes_rows(subs, *ops):
+    plan = api._build(api.parse(subs), [api.ArraySpec(o.shape, o.strides, o.dtype) for o in ops],
+                      None, None, "K", "safe", "auto", None, api.knobs("gett", None), compile=False)
+    step = plan.steps[-1]
+    dts = execute.step_dtypes(plan, step)
+    return execute.skinny_tables(step, dts) is None and execute.skinny_rows_tables(step, dts) is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("a,p,q,r", [(5, 7, 3, 11), (16, 42, 4, 9), (17, 3, 5, 7), (24, 9, 6, 5),
+                                     (42, 42, 9, 10), (48, 13, 3, 3)])
+def test_row_mode(a, p, q, r, dtype):
+    """ap,srqp->srqa: C runs along a, which only the small operand has (row mode): ragged
+    column vectors (masked), ragged row tiles, K contiguous in the big operand."""
+    if np.dtype(dtype) == np.float64 and a > 24:
+        a = 24 - a % 7  # three f64 zmm at most
+    A, B = rand((a, p), dtype), rand((r, q, 5, p), dtype)
+    assert takes_rows("ap,srqp->srqa", A, B)
+    K = p
+    for _ in range(2):
+        assert_matches(einc.einsum("ap,srqp->srqa", A, B, strategy="gett"), "ap,srqp->srqa", A, B, terms=K)
+
+
+def test_row_mode_strided_k_zero_threads():
+    A = rand((20, 2 * 9), np.float32)[::-1, ::2]
+    B = rand((7, 6, 5, 9), np.float32)[:, ::-1]
+    assert takes_rows("ap,srqp->srqa", A, B)
+    assert_matches(einc.einsum("ap,srqp->srqa", A, B, strategy="gett"), "ap,srqp->srqa", A, B, terms=9)
+    A0, B0 = rand((20, 0), np.float32), rand((7, 6, 5, 0), np.float32)
+    got = einc.einsum("ap,srqp->srqa", A0, B0, strategy="gett")
+    assert got.shape == (7, 6, 5, 20) and not got.any()
+    A, B = rand((42, 42), np.float64)[:, :21], rand((30, 29, 31, 21), np.float64)  # threaded
+    assert_matches(einc.einsum("ap,srqp->srqa", A[:20], B, strategy="gett"), "ap,srqp->srqa", A[:20], B, terms=21)
