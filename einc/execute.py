@@ -68,7 +68,7 @@ SKINNY_SHALLOW_K, SKINNY_SHALLOW_MAX_N = 64, 2048  # or up to 2048 when K is thi
 SKINNY_PACK_MAX = 1 << 16  # elements of A up to which the kernel copies it x-fast first
 SKINNY_SPLIT_FINE = 1 << 27  # multiply-adds from which a step is cut into 4 parts per thread
 SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the threads
-SKINNY_MAX_K_CHUNKED = 1024  # K above which re-reading A per column chunk leaves L1
+SKINNY_MAX_K_CHUNKED = 4096  # K above which re-reading A per column chunk leaves L2
 
 
 def skinny_bits(X: int, N: int, itemsize: int) -> int:
@@ -147,7 +147,7 @@ def skinny_tables(step: Step, dtypes):
             rest = sorted((j for j in fj if j != x), key=lambda j: -abs(st[t][j]))
             R = int(np.prod([modes[j].extent for j in rest], dtype=np.int64))
             # threads split the rest rows; a lane group's A panel (K vectors) is re-read
-            # once per column chunk, so it must stay in L1 when there are several chunks
+            # once per column chunk, so it must stay in L2 when there are several chunks
             if R < SKINNY_MIN_ROWS or (N > skinny_np(N) and K > SKINNY_MAX_K_CHUNKED):
                 continue
             if best is None or (rank, N) < best[:2]:

@@ -116,7 +116,7 @@ def test_switch_off(monkeypatch):
 def test_guards_fall_back_to_gett():
     """Too few rest rows for the threads, or a deep K re-read per column chunk: packed gett."""
     check("akb,jk->jba", rand((5, 11, 6), np.float32), rand((3, 11), np.float32), skinny=False)
-    check("lki,jl->kji", rand((1100, 8, 9), np.float32), rand((20, 1100), np.float32), skinny=False)
+    check("lki,jl->kji", rand((4200, 8, 9), np.float32), rand((20, 4200), np.float32), skinny=False)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
