@@ -2,9 +2,7 @@
 # The session's closing device call: GPU tests of every kernel family, both TCCG-24 suites,
 # the main GPU bench, the sanitizers. Usage (device, repo root): bash scripts/device_final.sh
 set -u
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD EINC_CACHE_DIR=/tmp/einc-cache PYTHONUNBUFFERED=1
-export EINC_RESULTS_DIR=${OUT:-/tmp}/results
+source scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== gpu tests"
 timeout 330 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_skinny.py tests/test_cuda_backend.py \

@@ -2,8 +2,7 @@
 # Closing device call, part 2: torch and Dask GPU tests, einc.torch overhead, the skinny
 # experiment switches A/B, sysinfo, a two-slice Sycamore run. (bash scripts/device_final2.sh)
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD EINC_CACHE_DIR=/tmp/einc-cache PYTHONUNBUFFERED=1
+source scripts/device_env.sh
 timeout 20 python3 -m einc sysinfo 2>&1 | head -12
 echo "== gpu tests"
 timeout 150 python3 -m pytest -q -rf -m gpu -p no:cacheprovider tests/test_torch_integration.py tests/test_distributed.py 2>&1 | tail -6

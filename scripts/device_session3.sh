@@ -2,9 +2,7 @@
 # One device call: skinny GPU tests, the intensli + skinny-K cases beside torch.einsum,
 # the sanitizers. Usage (device, repo root): bash scripts/device_session3.sh [tccg]
 set -u
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD EINC_CACHE_DIR=/tmp/einc-cache PYTHONUNBUFFERED=1
-export EINC_RESULTS_DIR=${OUT:-/tmp}/results
+source scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 echo "== skinny gpu tests"
 timeout 200 python3 -m pytest -q -m gpu tests/test_skinny.py -p no:cacheprovider 2>&1 | tail -6

@@ -3,9 +3,7 @@
 # both TCCG-24 suites with plots, the sanitizers. Usage (device, repo root):
 #   bash scripts/device_session3b.sh
 set -u
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD EINC_CACHE_DIR=/tmp/einc-cache PYTHONUNBUFFERED=1
-export EINC_RESULTS_DIR=${OUT:-/tmp}/results
+source scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== gpu tests"
 timeout 420 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_skinny.py tests/test_gpu_hardening.py \

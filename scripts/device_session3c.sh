@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # One device call: skinny rows-per-thread A/B, the K-order copy cases, hardening + graph tests.
 set -u
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD EINC_CACHE_DIR=/tmp/einc-cache PYTHONUNBUFFERED=1
+source scripts/device_env.sh
 INTENSLI="akb,jk->jba:a=384,b=384,j=24,k=384 abk,kj->bja:a=384,b=376,j=24,k=384 akbc,jk->cjba:a=96,b=84,c=96,j=24,k=96 abkc,kj->cbja:a=96,b=84,c=96,j=24,k=84 cabk,kj->cjba:a=96,b=84,c=84,j=24,k=96 cabkd,kj->dcjba:a=48,b=36,c=36,d=48,j=24,k=36 akdbc,jk->cjbda:a=48,b=36,c=48,d=36,j=24,k=48 dabkc,kj->cdbja:a=48,b=36,c=48,d=36,j=24,k=36"
 KORDER="abcd,dbea->ec:a=72,b=72,c=72,d=72,e=72 lik,jkl->ji:i=384,j=376,k=384,l=384"
 echo "== fp32, rows per thread by the rule"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # One device call: skinny occupancy experiment (RM=1 at 3 blocks/SM) and ncu stall reasons.
 set -u
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD EINC_CACHE_DIR=/tmp/einc-cache PYTHONUNBUFFERED=1
+source scripts/device_env.sh
 INTENSLI="akb,jk->jba:a=384,b=384,j=24,k=384 abk,kj->bja:a=384,b=376,j=24,k=384 akbc,jk->cjba:a=96,b=84,c=96,j=24,k=96 abkc,kj->cbja:a=96,b=84,c=96,j=24,k=84 cabk,kj->cjba:a=96,b=84,c=84,j=24,k=96 cabkd,kj->dcjba:a=48,b=36,c=36,d=48,j=24,k=36 akdbc,jk->cjbda:a=48,b=36,c=48,d=36,j=24,k=48 dabkc,kj->cdbja:a=48,b=36,c=48,d=36,j=24,k=36"
 echo "== default"; timeout 120 python3 scripts/case_bench.py float32 $INTENSLI 2>&1 | tail -8
 echo "== RM=1, 3 blocks/SM"; EINC_SKINNY_RM=1 EINC_SKINNY_MINB=3 timeout 120 python3 scripts/case_bench.py float32 $INTENSLI 2>&1 | tail -8
