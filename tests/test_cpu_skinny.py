@@ -221,3 +221,15 @@ def test_row_mode_strided_k_zero_threads():
     assert got.shape == (7, 6, 5, 20) and not got.any()
     A, B = rand((42, 42), np.float64)[:, :21], rand((30, 29, 31, 21), np.float64)  # threaded
     assert_matches(einc.einsum("ap,srqp->srqa", A[:20], B, strategy="gett"), "ap,srqp->srqa", A[:20], B, terms=21)
+
+
+@pytest.mark.parametrize("subs,shapes", [("ap,srqp->srqa", [(0, 9), (7, 6, 5, 9)]),
+                                         ("akb,jk->jba", [(13, 7, 19), (0, 7)]),
+                                         ("lki,jl->kji", [(5, 9, 21), (0, 5)])])
+def test_no_columns(subs, shapes):
+    """N = 0 (found by the hypothesis suite: the row kernel's tile had 0 vectors): an
+    empty result, and neither skinny kernel is chosen."""
+    ops = [rand(s, np.float32) for s in shapes]
+    assert not takes_skinny(subs, *ops) and not takes_rows(subs, *ops)
+    got = einc.einsum(subs, *ops, strategy="gett")
+    assert got.shape == np.einsum(subs, *ops).shape
