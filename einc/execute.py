@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .codegen.llvm.loops import LoopNestKey, emit_loops
-from .ir import Plan, Step
+from .ir import Plan, Step, offset_table
 from .runtime.arrays import data_pointer
 from .runtime.cpu import jit
 from .skinny_cpu import SKINNY_SPLIT_FINE, skinny_rows_tables, skinny_tables  # noqa: F401 (tests use them here)
@@ -39,10 +39,7 @@ def gett_tables(step: Step):
     groups = {g: [j for j, m in enumerate(step.modes) if m.kind == g] for g in ("batch", "m", "n", "k")}
 
     def offsets(group, t):
-        off = np.zeros(1, dtype=np.int64)
-        for j in groups[group]:
-            off = (off[:, None] + np.arange(step.modes[j].extent, dtype=np.int64) * step.strides[t][j]).ravel()
-        return off
+        return offset_table([step.modes[j].extent for j in groups[group]], [step.strides[t][j] for j in groups[group]])
 
     unit = lambda o: o.size > 1 and bool(np.all(np.diff(o) == 1))
     # free groups in C's order (a unit-stride run of C where the tile stores vectors)
@@ -144,6 +141,23 @@ def _split(part, ptrs, chunks):
     finally:
         for f in futures:
             f.result()
+
+
+def _ranged_runner(fn, bufs, dims, tab, work_elems, dt, chunks):
+    """A gett or skinny kernel's run(ptrs): fn(C, A, B, dims, tables, workspace, lo, hi) over
+    the column or row ranges ``chunks``, split over the pool when there are several (each
+    thread with its own workspace)."""
+    c, a, b = bufs
+    dp, tp = dims.ctypes.data, tab.ctypes.data
+
+    def part(ptrs, r0, r1):
+        fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, _WORK.get(work_elems, dt).ctypes.data, r0, r1)
+
+    def run(ptrs, _keep=(dims, tab)):
+        if len(chunks) <= 1:
+            return part(ptrs, *(chunks[0] if chunks else (0, 0)))
+        _split(part, ptrs, chunks)
+    return run
 
 
 LOOP_PARALLEL_MIN = 1 << 20  # loop-nest points below which one thread is faster
@@ -258,19 +272,8 @@ class Executable:
             work_elems = gett_workspace_elems(dt, bits, step_dtypes(self.plan, step)[1])
             n = int(dims[2])
             c, (a, b) = step.result, step.operands[::-1] if swapped else step.operands
-            dp, tp = dims.ctypes.data, tab.ctypes.data
-
             chunks = _column_chunks(n, int(np.prod(dims, dtype=np.int64)))
-
-            def part(ptrs, n0, n1):
-                work = _WORK.get(work_elems, dt)
-                fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, n0, n1)
-
-            def run(ptrs, _keep=(dims, tab)):
-                if len(chunks) == 1:
-                    return part(ptrs, 0, n)
-                _split(part, ptrs, chunks)
-            return run
+            return _ranged_runner(fn, (c, a, b), dims, tab, work_elems, dt, chunks)
         nt = len(step.operands) + 1
         fn = ctypes.CFUNCTYPE(None, *([_VP] * (nt + 2)))(addr)
         _, ext, strides, _, _ = step.config
@@ -314,7 +317,6 @@ class Executable:
         work_elems = skinny_workspace_elems(N, K, packed)
         rows = R * -(-Y // W) if Y > 1 else R  # the box's rows: y blocks x rest
         c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
-        dp, tp = dims.ctypes.data, tab.ctypes.data
         work = X * Y * R * N * K
         threads = num_threads() if work >= PARALLEL_MIN_WORK else 1
         # a millisecond step pays ~30 us per pool task: one part per thread then, the
@@ -326,16 +328,7 @@ class Executable:
         cum = np.concatenate([[0], np.cumsum(weight)])
         bounds = [int(np.searchsorted(cum, cum[-1] * t / pieces)) for t in range(pieces)] + [rows]
         chunks = [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
-
-        def part(ptrs, r0, r1):
-            work = _WORK.get(work_elems, dt)
-            fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, r0, r1)
-
-        def run(ptrs, _keep=(dims, tab)):
-            if len(chunks) == 1:
-                return part(ptrs, 0, rows)
-            _split(part, ptrs, chunks)
-        return run
+        return _ranged_runner(fn, (c, a, b), dims, tab, work_elems, dt, chunks)
 
     def _rows_runner(self, step: Step, addr, dims, tab, big, NV, bits):
         """Rows split over threads, one part per thread (the caller runs the last)."""
@@ -344,20 +337,10 @@ class Executable:
         dt = step.compute
         work_elems = max(1, K * NV * (bits // (8 * dt.itemsize)))
         c, a, b = step.result, step.operands[big - 1], step.operands[2 - big]
-        dp, tp = dims.ctypes.data, tab.ctypes.data
         threads = num_threads() if R * N * K >= PARALLEL_MIN_WORK else 1
         bounds = [R * t // threads for t in range(threads + 1)]
         chunks = [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
-
-        def part(ptrs, r0, r1):
-            work = _WORK.get(work_elems, dt)
-            fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, work.ctypes.data, r0, r1)
-
-        def run(ptrs, _keep=(dims, tab)):
-            if len(chunks) == 1:
-                return part(ptrs, 0, R)
-            _split(part, ptrs, chunks)
-        return run
+        return _ranged_runner(fn, (c, a, b), dims, tab, work_elems, dt, chunks)
 
     def __call__(self, arrays, out: np.ndarray) -> np.ndarray:
         if self.fast is not None:

@@ -171,3 +171,16 @@ class ArraySpec(ShapeLike):
         c_ok = all(s == e for (s, n), e in zip(zip(self.strides, self.shape), reversed(c)) if n != 1)
         f_ok = all(s == e for (s, n), e in zip(zip(self.strides, self.shape), f) if n != 1)
         return SimpleNamespace(c_contiguous=c_ok, f_contiguous=f_ok, writeable=True)
+
+
+def offset_table(extents, strides) -> np.ndarray:
+    """Element offsets of every multi-index of a mode group, the last mode fastest: the
+    table a gett kernel reads a group of several modes through.
+
+    >>> offset_table((2, 3), (10, 1)).tolist()
+    [0, 1, 2, 10, 11, 12]
+    """
+    off = np.zeros(1, dtype=np.int64)
+    for n, s in zip(extents, strides):
+        off = (off[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+    return off

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .ir import Step
+from .ir import Step, offset_table
 from .runtime.cpu import jit
 
 SKINNY_MAX_N = 160  # columns (the small operand's free group) up to which skinny runs,
@@ -20,6 +20,14 @@ SKINNY_PACK_MAX = 1 << 16  # elements of A up to which the kernel copies it x-fa
 SKINNY_SPLIT_FINE = 1 << 27  # multiply-adds from which a step is cut into 4 parts per thread
 SKINNY_MIN_ROWS = 8  # rest rows below which the row split cannot use the threads
 SKINNY_MAX_K_CHUNKED = 4096  # K above which re-reading A per column chunk leaves L2
+
+
+def _eligible(step: Step, dtypes) -> bool:
+    """A float gett step without batch modes, all operands in the compute type (and the
+    kernels not switched off by EINC_CPU_SKINNY=0)."""
+    return (os.environ.get("EINC_CPU_SKINNY", "1") != "0" and step.strategy == "gett"
+            and step.compute in (np.float32, np.float64) and all(d == step.compute for d in dtypes)
+            and not any(m.kind == "batch" for m in step.modes))
 
 
 def skinny_bits(X: int, N: int, itemsize: int) -> int:
@@ -52,18 +60,10 @@ def skinny_tables(step: Step, dtypes):
     rest group, ordered so that C's smallest stride is innermost.
     """
     from .codegen.llvm.skinny import skinny_np
-    if os.environ.get("EINC_CPU_SKINNY", "1") == "0" or step.strategy != "gett":
-        return None
-    if step.compute not in (np.float32, np.float64) or any(d != step.compute for d in dtypes):
+    if not _eligible(step, dtypes):
         return None
     modes, st = step.modes, step.strides
-    if any(m.kind == "batch" for m in modes):
-        return None
-    def offsets(js, t):
-        off = np.zeros(1, dtype=np.int64)
-        for j in js:
-            off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
-        return off
+    offsets = lambda js, t: offset_table([modes[j].extent for j in js], [st[t][j] for j in js])
 
     # C's unit-stride mode: lanes along it store whole vectors
     u = next((j for j, m in enumerate(modes) if st[0][j] == 1 and m.extent >= 2), None)
@@ -139,21 +139,13 @@ def skinny_rows_tables(step: Step, dtypes):
     skinny_rows.py), or None: a float gett step without batch modes whose C is contiguous
     along the small operand's whole free group (N <= 3 host vectors) and whose big
     operand has >= SKINNY_MIN_ROWS rows (ao2mo ap,srqp->srqa). Tried after skinny_tables."""
-    if os.environ.get("EINC_CPU_SKINNY", "1") == "0" or step.strategy != "gett":
-        return None
-    if step.compute not in (np.float32, np.float64) or any(d != step.compute for d in dtypes):
+    if not _eligible(step, dtypes):
         return None
     modes, st = step.modes, step.strides
-    if any(m.kind == "batch" for m in modes):
-        return None
     bits = jit().host_vector_bits()
     W = bits // (8 * step.compute.itemsize)
 
-    def offsets(js, t):
-        off = np.zeros(1, dtype=np.int64)
-        for j in js:
-            off = (off[:, None] + np.arange(modes[j].extent, dtype=np.int64) * st[t][j]).ravel()
-        return off
+    offsets = lambda js, t: offset_table([modes[j].extent for j in js], [st[t][j] for j in js])
 
     for big, free, small in ((2, "n", "m"), (1, "m", "n")):
         nj = sorted((j for j, m in enumerate(modes) if m.kind == small), key=lambda j: -abs(st[0][j]))

@@ -25,6 +25,7 @@ import torch
 
 from . import api, autodiff
 from .errors import EincValueError
+from .runtime.device_arrays import _np_of_torch, torch_dtype
 
 __all__ = ["einsum"]
 
@@ -77,28 +78,10 @@ def _einsum_fake(equation, operands):
     return operands[0].new_empty(shape, dtype=dtype) if operands else torch.empty(shape, dtype=dtype)
 
 
-_DTYPES = {torch.bool: "bool", torch.int8: "int8", torch.uint8: "uint8", torch.int16: "int16",
-           torch.int32: "int32", torch.int64: "int64", torch.float16: "float16", torch.float32: "float32",
-           torch.float64: "float64", torch.complex64: "complex64", torch.complex128: "complex128"}
-_TORCH = {v: k for k, v in _DTYPES.items()}
-
-
-def _np_dtype(tdt: torch.dtype) -> np.dtype:  # (no tensors: this runs under fake modes too)
-    if tdt == torch.bfloat16:
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
-    if tdt not in _DTYPES:
-        raise EincValueError(f"einc.torch.einsum: torch dtype {tdt} is not supported")
-    return np.dtype(_DTYPES[tdt])
-
-
-def _torch_dtype(dt: np.dtype) -> torch.dtype:
-    return torch.bfloat16 if dt.name == "bfloat16" else _TORCH[dt.name]
-
-
 def _result(equation, shapes, dtypes):
-    dt = np.result_type(*[_np_dtype(d) for d in dtypes]) if dtypes else np.dtype(np.float64)
-    return autodiff.result_shape(equation, shapes), _torch_dtype(dt)
+    # (dtype names only, no tensors: this runs under fake modes too)
+    dt = np.result_type(*[_np_of_torch(d, i) for i, d in enumerate(dtypes)]) if dtypes else np.dtype(np.float64)
+    return autodiff.result_shape(equation, shapes), torch_dtype(dt)
 
 
 # ----------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ...dtypes import kind
-from ...ir import EllipsisDim, Plan, Step
+from ...ir import EllipsisDim, Plan, Step, offset_table
 
 KERNELS = Path(__file__).parent / "kernels"
 VERSION = "cuda-v1"  # bump when a kernel's code changes meaning; part of every key
@@ -477,10 +477,7 @@ def _gett_groups(step: Step):
 
 
 def _group_offsets(modes, t) -> np.ndarray:
-    off = np.zeros(1, dtype=np.int64)
-    for ext, st in modes:
-        off = (off[:, None] + np.arange(ext, dtype=np.int64) * st[t]).ravel()
-    return off
+    return offset_table([e for e, _ in modes], [st[t] for _, st in modes])
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import Step
-from .emit import (_ACC_SIZE, _COMPUTE, _STORAGE, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv,
-                   _gett_applies, _header, _label, _merge, _name, _types)
+from .emit import (_ACC_SIZE, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv,
+                   _gett_applies, _group_offsets, _header, _label, _merge, _name, _types)
 
 NP_MAX = 32  # columns a thread keeps in registers (RM x NP accumulators)
 MIN_ROWS = 4096  # big-group elements (x batch) below which the GEMM tiles are as good
@@ -107,13 +107,6 @@ def skinny_applies(step: Step, dtypes, compute) -> bool:
     return _gett_applies(step, dtypes, compute) and skinny_layout(step) is not None
 
 
-def _offsets(modes, t) -> np.ndarray:
-    off = np.zeros(1, dtype=np.int64)
-    for e, st in modes:
-        off = (off[:, None] + np.arange(e, dtype=np.int64) * st[t]).ravel()
-    return off
-
-
 def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     lay = skinny_layout(step, min_rows=1)
     assert lay is not None, "skinny_applies() first"
@@ -124,7 +117,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     one_axis = lay.y is None
     U = lay.x[0]
     V = lay.y[0] if lay.y else 1
-    rest_c, rest_a, rest_b = (_offsets(lay.rest, t) for t in (0, 1, 2))
+    rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
     R = len(rest_c)
 
     tout, tcn, tan, tin = _types(dtypes, compute)
@@ -152,8 +145,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
 
     tables = [rest_a, rest_b, rest_c]
     if tab_k:
-        tables += [_offsets(lay.k, 1), _offsets(lay.k, 2)]
-    n_b, n_c = _offsets(lay.n, 2), _offsets(lay.n, 0)
+        tables += [_group_offsets(lay.k, 1), _group_offsets(lay.k, 2)]
+    n_b, n_c = _group_offsets(lay.n, 2), _group_offsets(lay.n, 0)
     tables += [n_b, n_c]
     ys = lay.y[1] if lay.y else (0, 0, 0)
     k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
