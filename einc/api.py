@@ -264,7 +264,7 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
            memory_limit=None, backend="auto", strategy=None, precision=None, executor=None,
-           devices=None):
+           devices=None, stream=None):
     """numpy.einsum's answer, computed by kernels einc generates for this contraction.
 
     Accepts everything numpy.einsum does (subscripts or sublist form, ``out``, ``dtype``,
@@ -278,12 +278,25 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     the einsum sliced: ``memory_limit`` then bounds each slice's peak per device (operand
     slices, temporaries, result slice; see einc.slicing) and the answer is bitwise the same
     on any of them (einc.distributed).
+    ``stream=`` (a torch/CuPy stream, anything with ``__cuda_stream__``, or a raw handle)
+    runs the CUDA kernels on that stream, after the work that produced the operands (see
+    einc.runtime.streams); the result is ready on it. The default is the operands' library's
+    current stream. Passing a stream asks for the CUDA backend.
 
     >>> import numpy as np, einc
     >>> einc.einsum("ij,jk->ik", np.eye(2), np.arange(4.0).reshape(2, 2))
     array([[0., 1.],
            [2., 3.]])
     """
+    if stream is not None:
+        if backend == "cpu":
+            raise EincValueError("stream= is for the CUDA backend; backend='cpu' was asked for")
+        if executor is not None or devices is not None:
+            raise EincValueError("stream= cannot be combined with executor= or devices= (each worker "
+                                 "runs its slices on its own device's stream)")
+        from .runtime.streams import handle_of
+        handle_of(stream)  # a bad stream= is refused before any device work
+        backend = "cuda"
     if executor is not None or devices is not None:
         from .distributed import sliced_einsum
         return sliced_einsum(operands, memory_limit, dtype, optimize, strategy, executor, devices, out,
@@ -298,14 +311,14 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if backend != "cpu" and (backend == "cuda" or _maybe_device(operands, out)):
         if out is None and operands and type(operands[0]) is str:
             r = fast_cuda_einsum(operands[0], operands[1:], dtype, order, casting, optimize,
-                                 memory_limit, strategy, _EXECUTABLES)
+                                 memory_limit, strategy, _EXECUTABLES, stream)
             if r is not MISS:
                 return r
         if backend == "cuda" or _any_device(operands, out):
             spec, raw = _split_args(operands)
             from .cuda_call import cuda_einsum
             return cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy,
-                               _build, _EXECUTABLES)
+                               _build, _EXECUTABLES, stream)
     if operands and type(operands[0]) is str:
         spec, raw = parse(operands[0]), operands[1:]
         if not raw:
@@ -495,8 +508,10 @@ class ContractExpression:
             self._cache[key] = ex
         return ex
 
-    def __call__(self, *arrays, out=None, dtype=None, order="K", casting="safe"):
-        if _defaults(out, dtype, order, casting, "auto", None, "auto", None, None):
+    def __call__(self, *arrays, out=None, dtype=None, order="K", casting="safe", stream=None):
+        """Contract ``arrays`` (numpy on the CPU; CUDA device arrays, or any with ``stream=``,
+        on the GPU, as einc.einsum would)."""
+        if stream is None and _defaults(out, dtype, order, casting, "auto", None, "auto", None, None):
             try:  # a signature this expression has run before: no checks left to repeat
                 ex = self._fast.get(_signature([a for a in arrays if type(a) is np.ndarray]))
             except AttributeError:
@@ -505,11 +520,30 @@ class ContractExpression:
                 result = np.empty(ex.plan.out_shape, dtype=ex.plan.out_dtype, order=ex.out_order)
                 ex(arrays, result)
                 return result[()] if result.ndim == 0 else result
+        if stream is not None or (_maybe_device(arrays, out) and _any_device(arrays, out)):
+            return self._cuda(arrays, out, dtype, order, casting, stream)
         ex, arrays = self._checked(arrays, out, dtype, order, casting)
         if (out is None and dtype is None and order == "K" and casting == "safe" and ex.view is None
                 and not ex.copies and all(type(a) is np.ndarray for a in arrays)):
             self._fast[_signature(arrays)] = ex
         return _run(ex, arrays, out)
+
+    def _cuda(self, arrays, out, dtype, order, casting, stream):
+        from .cuda_call import cuda_einsum
+        from .runtime.streams import handle_of
+        order = _order(order)
+        _check_options(order, casting, "cuda", None)
+        if stream is not None:
+            handle_of(stream)
+        if len(arrays) != len(self.shapes):
+            raise EincSpecError(f"this expression takes {len(self.shapes)} operands, got {len(arrays)}")
+        for i, (a, s) in enumerate(zip(arrays, self.shapes)):
+            shape = tuple(getattr(a, "shape", np.shape(a)))
+            if shape != s:
+                raise EincShapeError(f"operand {i} has shape {shape} but the expression was built for {s}")
+        o = self.options
+        return cuda_einsum(self.spec, list(arrays), out, dtype, order, casting, o["optimize"],
+                           o["memory_limit"], o["strategy"], _build, _EXECUTABLES, stream)
 
     def _checked(self, arrays, out, dtype, order, casting):
         order = _order(order)

@@ -5,7 +5,9 @@ import numpy as np
 
 from .errors import EincShapeError, EincValueError
 from .plan import is_fortran, row_major
-from .runtime.device_arrays import DeviceView, current_stream, empty_like_library, is_device_array, view
+from .runtime.device_arrays import (DeviceView, device_views, empty_like_library, is_device_array,
+                                    torch_stream, view)
+from .runtime.streams import Orderer, producers, same
 
 
 def _fake(shape, dtype, strides_elems):
@@ -26,46 +28,78 @@ def _span(v: DeviceView):
 MISS = object()
 
 
+def _order_after_producers(rt, handle: int, views, explicit) -> bool:
+    """Make stream ``handle`` wait for the streams that produced ``views`` (operands and
+    out=); True when torch's current stream is not ``handle`` (its tensors need marking)."""
+    torch_views = [v for v in views if v is not None and v.library == "torch"]
+    others = [v for v in views if v is not None and v.library not in ("torch", "numpy")]
+    if explicit is None and not others:
+        return False  # all torch, on torch's current stream: nothing to order
+    orderer = rt.__dict__.get("orderer")
+    if orderer is None:
+        orderer = rt.orderer = Orderer(rt)
+    torch_cur = {}
+    for v in torch_views:
+        d = v.owner.device.index or 0
+        if d not in torch_cur:
+            torch_cur[d] = torch_stream(v)
+    orderer.wait(handle, list(torch_cur.values()) + producers(others, None))
+    return any(not same(t, handle) for t in torch_cur.values())
+
+
+def _mark_torch(handle: int, tensors) -> None:
+    """Tell torch's caching allocator these tensors are in use on stream ``handle`` too, so
+    their memory is not handed out again before einc's kernels there have finished."""
+    import torch
+    s = torch.cuda.ExternalStream(handle)
+    for t in tensors:
+        t.record_stream(s)
+
+
 def _fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, strategy):
     return ("cuda-fast", subscripts, tuple([(v.shape, v.strides, v.dtype) for v in views]), dtype,
             order, casting, optimize if type(optimize) is str else repr(optimize), repr(memory_limit),
             strategy)
 
 
-def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_limit, strategy, cache):
+def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_limit, strategy, cache,
+                     stream=None):
     """A repeated call on device arrays: one lookup, allocate the result, launch. MISS otherwise."""
-    views = []
-    for i, x in enumerate(raw):
-        if not is_device_array(x):
-            return MISS
-        views.append(view(x, i))
+    views, handle = device_views(raw, stream)
+    if any(v is None for v in views):
+        return MISS
     ex = cache.get(_fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, strategy))
     if ex is None:
         return MISS
     rt = ex.rt
     rt.make_current()
-    stream = rt.stream(current_stream(views))
+    mark = _order_after_producers(rt, handle, views, stream)
     lib = views[0].library
     if lib == "torch" and ex.out_order == "C":
         result = ex.torch_empty(ex.plan.out_shape, dtype=ex.torch_dtype, device=views[0].owner.device)
         ptr = result.data_ptr()
     else:
-        result, res_view = empty_like_library(views, ex.plan.out_shape, ex.plan.out_dtype, ex.out_order)
+        result, res_view = empty_like_library(views, ex.plan.out_shape, ex.plan.out_dtype, ex.out_order,
+                                              None if stream is None else handle)
         ptr = res_view.ptr
-    ex([v.ptr for v in views], ptr, stream)
+    ex([v.ptr for v in views], ptr, rt.stream(handle))
+    if mark:
+        _mark_torch(handle, [v.owner for v in views if v.library == "torch"] + [result])
     return result
 
 
-def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy, build, cache):
-    """The CUDA half of einc.einsum (``build``/``cache`` come from api.py)."""
+def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy, build, cache,
+                stream_arg=None):
+    """The CUDA half of einc.einsum (``build``/``cache`` come from api.py; ``stream_arg`` is
+    the caller's ``stream=``, None for the operands' current stream)."""
     from .execute_cuda import CudaExecutable
     from .runtime.cuda import runtime
 
     rt = runtime(0)
     rt.make_current()
-    views = [view(x, i) if is_device_array(x) else None for i, x in enumerate(raw)]
-    device_views = [v for v in views if v is not None]
-    stream = rt.stream(current_stream(device_views))
+    views, handle = device_views(raw, stream_arg)
+    on_device = [v for v in views if v is not None]
+    stream = rt.stream(handle)
     uploads, hosts = [], []
     try:
         for i, x in enumerate(raw):
@@ -77,7 +111,10 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
                 a = a.copy(order="C")
             hosts.append(i)  # uploaded once planned: a plan refused (memory_limit) allocates nothing
             views[i] = DeviceView(0, a.shape, row_major(a.shape), a.dtype, "numpy", a)
-        out_view = view(out, -1) if out is not None and is_device_array(out) else None
+        out_view = None
+        if out is not None and is_device_array(out):
+            from .runtime.streams import dlpack_stream
+            out_view = view(out, -1, dlpack_stream(handle))
         key = ("cuda", rt.ordinal, spec, tuple([(v.shape, v.strides, v.dtype.char) for v in views]),
                None if out is None else (np.shape(out), out_view.strides if out_view else np.asarray(out).strides,
                                          out_view.dtype.char if out_view else np.asarray(out).dtype.char),
@@ -93,12 +130,12 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
                          compile=False, backend="cuda")
             ex = CudaExecutable(plan, rt)
             ex.out_order = "F" if is_fortran(plan.out_shape, plan.out_strides) else "C"
-            if device_views and device_views[0].library == "torch":
+            if on_device and on_device[0].library == "torch":
                 import torch
                 from .runtime.device_arrays import torch_dtype
                 ex.torch_empty, ex.torch_dtype = torch.empty, torch_dtype(plan.out_dtype)
             cache.put(key, ex)
-            if out is None and spec.text is not None and len(device_views) == len(views):
+            if out is None and spec.text is not None and len(on_device) == len(views):
                 cache.put(_fast_key(spec.text, views, dtype, order, casting, optimize, memory_limit,
                                     strategy), ex)
         for i in hosts:
@@ -110,7 +147,7 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
         host_out = None
         if out_view is not None:
             res_view, result = out_view, out
-        elif out is not None or not device_views:  # a numpy result, through a device buffer
+        elif out is not None or not on_device:  # a numpy result, through a device buffer
             if out is not None:
                 host_out, shape = out, out.shape
                 strides, dt = tuple(s // out.itemsize for s in out.strides), out.dtype
@@ -124,8 +161,8 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
             uploads.append(p)
             res_view, result = DeviceView(p, shape, strides, dt, "numpy", host_out), host_out
         else:
-            result, res_view = empty_like_library(device_views, plan.out_shape, plan.out_dtype,
-                                                  ex.out_order)
+            result, res_view = empty_like_library(on_device, plan.out_shape, plan.out_dtype,
+                                                  ex.out_order, None if stream_arg is None else handle)
         if out is not None:
             if tuple(res_view.shape) != tuple(plan.out_shape):
                 raise EincShapeError(f"out has shape {tuple(res_view.shape)} but the result has shape {plan.out_shape}")
@@ -134,7 +171,10 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
                 a, b = _span(v)
                 if a < hi and lo < b and v.library != "numpy":
                     raise EincValueError(f"out overlaps operand {i}; pass a separate output array")
+        mark = _order_after_producers(rt, handle, views + [out_view], stream_arg)
         ex([v.ptr for v in views], res_view.ptr, stream)
+        if mark:
+            _mark_torch(handle, [v.owner for v in views + [res_view] if v is not None and v.library == "torch"])
         if host_out is not None:
             rt.download(host_out, res_view.ptr, stream)
             try:

@@ -85,8 +85,8 @@ def _tensordot_axes(axes, nda: int, ndb: int):
     return la, lb
 
 
-def tensordot(a, b, axes=2):
-    """numpy.tensordot's answer, computed by einc.einsum.
+def tensordot(a, b, axes=2, *, stream=None):
+    """numpy.tensordot's answer, computed by einc.einsum (``stream=`` as einc.einsum's).
 
     ``axes`` is numpy's: an int ``N`` (the last N axes of ``a`` against the first N of
     ``b``) or a pair ``(axes_a, axes_b)`` of ints or sequences of ints, negative counting
@@ -111,7 +111,7 @@ def tensordot(a, b, axes=2):
     for i, j in zip(la, lb):
         tb[j] = ta[i]  # a contracted pair shares one label
     free = [ta[i] for i in range(nda) if i not in la] + [tb[j] for j in range(ndb) if j not in lb]
-    r = einsum(f"{''.join(ta)},{''.join(tb)}->{''.join(free)}", a, b)
+    r = einsum(f"{''.join(ta)},{''.join(tb)}->{''.join(free)}", a, b, stream=stream)
     return np.asarray(r) if isinstance(r, np.generic) else r  # numpy gives a 0-d array
 
 

@@ -24,14 +24,18 @@ import numpy as np
 import torch
 
 from . import api, autodiff
-from .errors import EincValueError
+from .errors import EincTypeError, EincValueError
 from .runtime.device_arrays import _np_of_torch, torch_dtype
 
 __all__ = ["einsum"]
 
 
-def einsum(equation: str, *operands: torch.Tensor) -> torch.Tensor:
+def einsum(equation: str, *operands: torch.Tensor, stream=None) -> torch.Tensor:
     """``torch.einsum``'s signature, computed by einc (``torch.ops.einc.einsum``).
+
+    CUDA tensors are contracted on torch's current stream, as torch's own ops are.
+    ``stream=`` (a ``torch.cuda.Stream``) runs it on that stream instead, after the work
+    queued on the current stream (as einc.einsum's ``stream=``); the result is ready on it.
 
     >>> import torch, einc.torch
     >>> einc.torch.einsum("ii->", torch.eye(3)).item()
@@ -39,6 +43,17 @@ def einsum(equation: str, *operands: torch.Tensor) -> torch.Tensor:
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if stream is not None:
+        if not isinstance(stream, torch.cuda.Stream):
+            raise EincTypeError(f"einc.torch.einsum: stream= must be a torch.cuda.Stream, "
+                                f"not {type(stream).__name__}")
+        stream.wait_stream(torch.cuda.current_stream(stream.device))
+        with torch.cuda.stream(stream):
+            out = torch.ops.einc.einsum(equation, list(operands))
+        for t in operands:  # their memory stays theirs until the stream's work is done
+            if t.is_cuda:
+                t.record_stream(stream)
+        return out
     return torch.ops.einc.einsum(equation, list(operands))
 
 
