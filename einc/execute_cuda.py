@@ -105,22 +105,49 @@ def graph_wanted(n_launches: int, temp_bytes: int, prior_calls: int, enabled: bo
             and prior_calls >= GRAPH_AFTER_CALLS and temp_bytes <= GRAPH_MAX_TEMP_BYTES)
 
 
+def alias_roots(plan: Plan) -> dict:
+    """``{alias buffer: (root buffer, byte offset)}``: an alias (``Buffer("alias", dtype, 0,
+    base, (element offset,))``, plan.complex_as_real's real views) is its base's address
+    plus the offset in its own elements; the root is an input, output or temp.
+
+    >>> from einc.api import plan_for
+    >>> p = plan_for("ij,jk->ik", [(300, 200), (200, 100)], "complex64", backend="cuda")
+    >>> sorted(set(alias_roots(p).values()))  # operands, output, M; B's imaginary parts, M's -B_im half
+    [(0, 0), (1, 0), (1, 4), (2, 0), (3, 0), (3, 800)]
+    """
+    out = {}
+    for i, b in enumerate(plan.buffers):
+        offset, w = 0, i
+        while plan.buffers[w].role == "alias":
+            b = plan.buffers[w]
+            offset += (b.data[0] if b.data else 0) * np.dtype(b.dtype).itemsize
+            w = b.index
+        if w != i:
+            out[i] = (w, offset)
+    return out
+
+
 def arg_sources(plan: Plan):
     """Per step, where each kernel pointer argument (result, operands...) comes from.
 
     ``("ext", k)`` is the caller's operand ``k``, ``("ext", -1)`` the caller's output,
-    ``("temp", j)`` the j-th intermediate. None when a step touches a buffer of any other
-    role (such a plan keeps the direct path).
+    ``("temp", j)`` the j-th intermediate, ``("const", j)`` the j-th const buffer (uploaded
+    with the executable); an alias is its root's source (its byte offset: arg_offsets).
+    None when a step touches a buffer of any other role (such a plan keeps the direct path).
 
     >>> from einc.api import plan_for
     >>> arg_sources(plan_for("ij,jk,kl->il", [(8, 9), (9, 10), (10, 11)], backend="cuda"))
     [(('temp', 0), ('ext', 0), ('ext', 1)), (('ext', -1), ('ext', 2), ('temp', 0))]
     """
-    temps = {i: j for j, i in enumerate(i for i, b in enumerate(plan.buffers) if b.role == "temp")}
+    roles = [b.role for b in plan.buffers]
+    temps = {i: j for j, i in enumerate(i for i, r in enumerate(roles) if r == "temp")}
+    consts = {i: j for j, i in enumerate(i for i, r in enumerate(roles) if r == "const")}
+    roots = alias_roots(plan)
     out = []
     for step in plan.steps:
         srcs = []
         for w in (step.result, *step.operands):
+            w = roots.get(w, (w, 0))[0]
             b = plan.buffers[w]
             if b.role == "input":
                 srcs.append(("ext", b.index))
@@ -128,10 +155,19 @@ def arg_sources(plan: Plan):
                 srcs.append(("ext", -1))
             elif b.role == "temp":
                 srcs.append(("temp", temps[w]))
+            elif b.role == "const":
+                srcs.append(("const", consts[w]))
             else:
                 return None
         out.append(tuple(srcs))
     return out
+
+
+def arg_offsets(plan: Plan) -> list:
+    """Per step, the byte offset of each kernel pointer argument from its source's address
+    (non-zero only for aliases into a buffer: plan.complex_as_real's second halves)."""
+    roots = alias_roots(plan)
+    return [tuple(roots.get(w, (w, 0))[1] for w in (s.result, *s.operands)) for s in plan.steps]
 
 
 def ext_slots(sources) -> list:
@@ -181,6 +217,7 @@ class _Graph:
         self.closed = False
         self.nodes = []  # (CUgraphNode, CUDA_KERNEL_NODE_PARAMS, _NodeArgs, Launcher)
         self.slots = ext_slots(ex._sources)
+        self.offsets = ex._offsets
         self.last = ext
         self._stale = (-1,) * len(ext)  # matches no pointer: forces every update
         try:
@@ -199,8 +236,9 @@ class _Graph:
                              f"cuGraphAddMemAllocNode ({nbytes} bytes for an intermediate)")
                 temps.append(int(a.dptr))
                 prev = [node]
-            for (launch, _), srcs in zip(ex.launchers, ex._sources):
-                ptrs = [ext[e] if kind == "ext" else temps[e] for kind, e in srcs]
+            base = {"ext": ext, "temp": temps, "const": ex._const_ptrs}
+            for (launch, _), srcs, offs in zip(ex.launchers, ex._sources, self.offsets):
+                ptrs = [base[kind][e] + off for (kind, e), off in zip(srcs, offs)]
                 args = _NodeArgs(launch, ptrs)
                 params = kernel_node_params(cu, launch, args.addr)
                 node = check(cu.cuGraphAddKernelNode(self.graph, prev, len(prev), params),
@@ -236,7 +274,7 @@ class _Graph:
                 for n in changed_nodes(self.slots, last, ext):
                     node, params, args, launch = self.nodes[n]
                     for h, e in self.slots[n]:
-                        args.ptrs[h].value = ext[e]
+                        args.ptrs[h].value = ext[e] + self.offsets[n][h]
                     check(cu.cuGraphExecKernelNodeSetParams(self.exec, node, params),
                           f"updating the CUDA graph node of {launch.label}")
                     updated += 1
@@ -279,6 +317,19 @@ class CudaExecutable:
         self.empty = int(np.prod(plan.out_shape, dtype=np.int64)) == 0
         self.kernels, self.launchers, self._tables, self._step_tables = [], [], [], []
         options = compile_options(rt.arch)
+        # an alias is its root buffer's pointer plus a byte offset, resolved on every call;
+        # a const buffer (complex_as_real's signs) is uploaded once, like the kernel tables
+        self.aliases = [(i, w, off) for i, (w, off) in alias_roots(plan).items()]
+        self._template = [0] * len(plan.buffers)
+        self._const_ptrs = []
+        for i, b in enumerate(plan.buffers):
+            if b.role == "const":
+                host = np.ascontiguousarray(np.array(b.data, dtype=b.dtype))
+                p = rt.alloc_persistent(host.nbytes)
+                self._tables.append(p)
+                rt.upload(p, host, rt.stream(0))
+                self._template[i] = p
+                self._const_ptrs.append(p)
         for n, step in enumerate(plan.steps):
             kernel = emit_step(plan, step, rt.arch)
             fn = rt.function(kernel, options)
@@ -301,6 +352,15 @@ class CudaExecutable:
         self._aligned = any(k.fallback is not None for k in self.kernels)
         self._twins: dict = {}
         self._sources = arg_sources(plan)
+        self._offsets = arg_offsets(plan)
+        # a kernel that loads 16-byte pieces through an alias 4 or 8 bytes into its buffer
+        # never gets that alignment: such a step always runs its element-path twin
+        if self._aligned:
+            for n, offs in enumerate(self._offsets):
+                if any(o & 15 for o in offs):
+                    twin = self._twin(n, list(offs))
+                    if twin is not None:
+                        self.launchers[n] = (twin, self.launchers[n][1])
         # Whether graphs may ever be used; the per-call switches are checked in __call__.
         self._graphable = (not self.empty and self._sources is not None
                            and graph_wanted(len(self.launchers), self.temp_bytes, GRAPH_AFTER_CALLS,
@@ -336,7 +396,7 @@ class CudaExecutable:
         self._direct(input_ptrs, out_ptr, stream)
 
     def _direct(self, input_ptrs, out_ptr: int, stream, unaligned: bool = False) -> None:
-        ptrs = [0] * len(self.plan.buffers)
+        ptrs = self._template[:]
         for i, k in self.inputs:
             ptrs[i] = input_ptrs[k]
         ptrs[self.plan.output] = out_ptr
@@ -345,6 +405,8 @@ class CudaExecutable:
             for i, nbytes in self.temps:
                 ptrs[i] = self.rt.alloc(nbytes, stream)
                 temps.append(ptrs[i])
+            for i, w, off in self.aliases:
+                ptrs[i] = ptrs[w] + off
             for n, (launch, which) in enumerate(self.launchers):
                 args = [ptrs[w] for w in which]
                 if unaligned:

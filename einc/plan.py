@@ -304,47 +304,87 @@ def _real_view(lay: Layout, part: Part) -> Layout:
     return Layout(lay.labels + (part,), lay.extents + (2,), tuple(2 * s for s in lay.strides) + (1,))
 
 
+_PA, _PB, _PR = Part("a"), Part("b"), Part("c")
+
+
+def _real_gemm_layouts(la: Layout, lb: Layout, res_lay: Layout):
+    """(A, M, C) of the real GEMM C[.., r] = sum A[.., p] M[.., p, r]: A and C as real
+    views, M = [[B_re, B_im], [-B_im, B_re]] per element of B, row-major in the order
+    [batch, k, p, n, r] with k in A's order and n in C's (largest stride first). A K-fast
+    A and an N-fast C then see K and N as one stride each (p and r extend them), which the
+    GPU's GEMM kernels read without offset tables or copies."""
+    sa, sc = dict(zip(la.labels, la.strides)), dict(zip(res_lay.labels, res_lay.strides))
+    ext = dict(zip(lb.labels, lb.extents))
+    batch = [l for l in lb.labels if l in sa and l in sc]
+    ks = sorted((l for l in lb.labels if l in sa and l not in sc), key=lambda l: -abs(sa[l]))
+    ns = sorted((l for l in lb.labels if l not in sa), key=lambda l: -abs(sc.get(l, 0)))
+    labels = (*batch, *ks, _PA, *ns, _PR)
+    extents = tuple(2 if isinstance(l, Part) else ext[l] for l in labels)
+    return _real_view(la, _PA), Layout(labels, extents, row_major(extents)), _real_view(res_lay, _PR)
+
+
+def _mixed_last(ops):
+    """The two operands with the smaller one last: it becomes M, twice its bytes in scratch."""
+    return ops if ops[1][1].size <= ops[0][1].size else [ops[1], ops[0]]
+
+
 def complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend) -> bool:
-    """Whether a complex binary step should run as a real GEMM (CPU; GEMM-sized steps)."""
-    if backend != "cpu" or len(ops) != 2 or compute.kind != "c" or strategy not in (None, "gett"):
+    """Whether a complex binary step should run as a real GEMM (GEMM-sized steps).
+
+    One rule for both backends: the step must be complex throughout and GEMM-shaped (an
+    M and a K group), and the real GEMM it becomes must be one the backend's strategy
+    choice sends to its GEMM kernels (``strategy="gett"`` forces it). The CPU counts
+    FLOPs against GETT_MIN_WORK (a complex matrix-vector product still pays: its N of 2
+    real columns runs on the packed kernel); the GPU asks its cost model (cost.py
+    gemm_strategy, through make_step) whether gett, skinny included, beats a reduction.
+    """
+    if len(ops) != 2 or compute.kind != "c" or strategy not in (None, "gett"):
         return False
     if res_dt != compute or any(d != compute for _, _, d in ops):
         return False
     real = np.dtype(compute.char.lower())
-    probe = make_step([0, 1], [ops[0][1], ops[1][1]], 2, res_lay, [real, real], real, real,
-                      None if strategy is None else "gett")
-    kinds = {m.kind for m in probe.modes}
-    return {"m", "k"} <= kinds and (strategy == "gett" or probe.flops * 4 >= 2 * GETT_MIN_WORK)
+    ops = _mixed_last(ops)
+    la, lm, lc = _real_gemm_layouts(ops[0][1], ops[1][1], res_lay)
+    probe = make_step([0, 1], [la, lm], 2, lc, [real, real], real, real, strategy, backend)
+    if not {"m", "k"} <= {m.kind for m in probe.modes if not isinstance(m.label, Part)}:
+        return False
+    if backend == "cpu":  # 8 real FLOPs per complex multiply-add, against 2 per real one
+        return strategy == "gett" or probe.flops >= 2 * GETT_MIN_WORK
+    return probe.strategy == "gett"
 
 
-def complex_as_real(ops, res_buf, res_lay, buffers, temp):
-    """Steps computing a complex binary step with the real kernels (4 real FLOPs per complex)."""
-    (a, la, dt), (b, lb, _) = ops
+def complex_as_real(ops, res_buf, res_lay, buffers, temp, backend="cpu"):
+    """A complex binary step as real kernels: (steps building M, the real GEMM's operands,
+    its result); the caller plans that GEMM like any real one (4 real FLOPs per complex).
+
+    Returns ``(steps, [(A alias, layout, real), (M, layout, real)], (C alias, layout, real))``.
+    Aliases are ``Buffer("alias", real, 0, base, (element offset,))``: the executors
+    resolve them to the base buffer's address plus the offset on every call; the signs
+    are a ``Buffer("const", ...)`` (uploaded once per executable on the GPU).
+    """
+    (a, la, dt), (b, lb, _) = _mixed_last(ops)
     real = np.dtype(dt.char.lower())
 
     def alias(buf, offset=0):  # buf seen as the real dtype, from an element offset
         buffers.append(Buffer("alias", real, 0, buf, (offset,) if offset else ()))
         return len(buffers) - 1
 
-    pa, pb, pr = Part("a"), Part("b"), Part("c")
-    la2 = _real_view(la, pa)
-    mixed, mixed_lay = temp(lb.labels + (pa, pr), lb.extents + (2, 2))
-    buffers[mixed] = Buffer("temp", real, buffers[mixed].size)
-    # M[.., re, r] = B[.., r]: a copy into the first half of each 2x2 block
+    la2, want, out = _real_gemm_layouts(la, lb, res_lay)
+    mixed, mixed_lay = temp(want.labels, want.extents, real)
+    # M[.., re, .., r] = B[.., r]: a copy into the first half of each 2x2 block
     st = dict(zip(mixed_lay.labels, mixed_lay.strides))
-    half = Layout(lb.labels + (pr,), lb.extents + (2,), tuple(st[l] for l in lb.labels) + (1,))
-    copy = make_step([alias(b)], [_real_view(lb, pb)], alias(mixed), Layout(half.labels[:-1] + (pb,), half.extents,
-                     half.strides), [real], real, real, "reduce")
+    half = Layout(lb.labels + (_PR,), lb.extents + (2,), tuple(st[l] for l in lb.labels) + (1,))
+    copy = make_step([alias(b)], [_real_view(lb, _PB)], alias(mixed),
+                     Layout(half.labels[:-1] + (_PB,), half.extents, half.strides), [real], real, real, "reduce",
+                     backend)
     # M[.., im, r] = B[.., 1 - r] * (-1, 1)[r]: B's parts reversed (from the imaginary one,
-    # stride -1), times the signs, into the second half (offset 2 in each block)
-    rev = Layout(lb.labels + (pr,), lb.extents + (2,), tuple(2 * s for s in lb.strides) + (-1,))
+    # stride -1), times the signs, into the second half (one stride of p on)
+    rev = Layout(lb.labels + (_PR,), lb.extents + (2,), tuple(2 * s for s in lb.strides) + (-1,))
     buffers.append(Buffer("const", real, 2, data=_SIGNS))
     signs = len(buffers) - 1
-    flip = make_step([alias(b, 1), signs], [rev, Layout((pr,), (2,), (1,))], alias(mixed, 2), half,
-                     [real, real], real, real, "reduce")
-    out = _real_view(res_lay, pr)
-    gemm = make_step([alias(a), mixed], [la2, mixed_lay], alias(res_buf), out, [real, real], real, real, None)
-    return [copy, flip, gemm]
+    flip = make_step([alias(b, 1), signs], [rev, Layout((_PR,), (2,), (1,))], alias(mixed, st[_PA]), half,
+                     [real, real], real, real, "reduce", backend)
+    return [copy, flip], [(alias(a), la2, real), (mixed, mixed_lay, real)], (alias(res_buf), out, real)
 
 
 SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway
@@ -531,12 +571,15 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             rank = {"batch": 0, "m": 1, "n": 2, "free": 1}
             keep.sort(key=lambda l: rank.get(kinds.get(l), 1))
             (res_buf, res_lay), res_dt = temp(keep), compute
+        done, cmp = (res_buf, res_lay, res_dt), compute  # what the step leaves live; its accumulator
         if rewrites and complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend):
-            steps += complex_as_real(ops, res_buf, res_lay, buffers, temp)
-            live.append((res_buf, res_lay, res_dt))
-            continue
+            # M's copies, then the real GEMM, planned below like any real one (GPU copies, split-K)
+            pre, ops, (res_buf, res_lay, res_dt) = complex_as_real(ops, res_buf, res_lay, buffers, temp, backend)
+            steps += pre
+            cmp = res_dt
+            ext.update((l, n) for lay in (*(o[1] for o in ops), res_lay) for l, n in zip(lay.labels, lay.extents))
         step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
-                         [d for _, _, d in ops], res_dt, compute, tuned.strategy(k, strategy), backend)
+                         [d for _, _, d in ops], res_dt, cmp, tuned.strategy(k, strategy), backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation
         skinny = ("tile", "skinny") in step.config  # reads every operand in place
         if (rewrites and backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2
@@ -546,30 +589,30 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
             for j, (labels, (b0, l0, d0)) in enumerate(zip(copies, ops)):
                 if labels is not None:  # copy the operand into its GEMM order (row-major),
                     tb, tl = temp(labels, dtype=d0)  # in its own dtype (fp16 stays tensor-core food)
-                    steps.append(make_step([b0], [l0], tb, tl, [d0], d0, compute, "reduce", backend))
+                    steps.append(make_step([b0], [l0], tb, tl, [d0], d0, cmp, "reduce", backend))
                     ops[j] = (tb, tl, d0)
             if c_order is not None:
-                final = temp(c_order)
-            tgt_buf, tgt_lay, tgt_dt = (final[0], final[1], compute) if final else (res_buf, res_lay, res_dt)
+                final = temp(c_order, dtype=cmp)
+            tgt_buf, tgt_lay, tgt_dt = (final[0], final[1], cmp) if final else (res_buf, res_lay, res_dt)
             if any(c is not None for c in copies) or final:
                 step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], tgt_buf, tgt_lay,
-                                 [d for _, _, d in ops], tgt_dt, compute, tuned.strategy(k, strategy), backend)
+                                 [d for _, _, d in ops], tgt_dt, cmp, tuned.strategy(k, strategy), backend)
         else:
             tgt_buf, tgt_lay, tgt_dt = res_buf, res_lay, res_dt
         split = (tuned.split(k, step, [d for _, _, d in ops], split_k_factor)
                  if rewrites and backend == "cuda" and strategy is None else 1)
         if split > 1:  # two steps: partial sums over K slices, then a sum over the slices
             cut, kept = _split_layouts([lay for _, lay, _ in ops], step, split)
-            tb, tl = temp((kept,) + tuple(tgt_lay.labels), (split,) + tuple(tgt_lay.extents))
+            tb, tl = temp((kept,) + tuple(tgt_lay.labels), (split,) + tuple(tgt_lay.extents), cmp)
             steps.append(tuned.tiled(k, make_step([b for b, _, _ in ops], cut, tb, tl, [d for _, _, d in ops],
-                                                  compute, compute, step.strategy, backend)))
-            steps.append(make_step([tb], [tl], tgt_buf, tgt_lay, [compute], tgt_dt, compute, None, backend))
+                                                  cmp, cmp, step.strategy, backend)))
+            steps.append(make_step([tb], [tl], tgt_buf, tgt_lay, [cmp], tgt_dt, cmp, None, backend))
         else:
             steps.append(tuned.tiled(k, step))
         if final:  # the GEMM's row-major result, permuted into the real output
-            steps.append(make_step([final[0]], [final[1]], res_buf, res_lay, [compute], res_dt, compute,
+            steps.append(make_step([final[0]], [final[1]], res_buf, res_lay, [cmp], res_dt, cmp,
                                    "reduce", backend))
-        live.append((res_buf, res_lay, res_dt))
+        live.append(done)
 
     temps = [b.size for b in buffers if b.role == "temp"]
     return Plan(bound, tuple(buffers), tuple(steps), out_buf, out_layout.extents, np.dtype(out_dtype),
