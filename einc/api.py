@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .bind import bind
-from .cuda_call import MISS, fast_cuda_einsum
+from .cuda_call import MISS, Seen, fast_cuda_einsum
 from .dtypes import GPU_ONLY, check_supported
 from .ir import ArraySpec
 from .errors import EincTypeError, EincValueError, EincShapeError, EincSpecError
@@ -309,16 +309,17 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     _check_options(order, casting, backend, strategy)
     strategy = knobs(strategy, precision)
     if backend != "cpu" and (backend == "cuda" or _maybe_device(operands, out)):
+        seen = None
         if out is None and operands and type(operands[0]) is str:
-            r = fast_cuda_einsum(operands[0], operands[1:], dtype, order, casting, optimize,
-                                 memory_limit, strategy, _EXECUTABLES, stream)
-            if r is not MISS:
-                return r
+            seen = fast_cuda_einsum(operands[0], operands[1:], dtype, order, casting, optimize,
+                                    memory_limit, strategy, _EXECUTABLES, stream)
+            if type(seen) is not Seen:
+                return seen
         if backend == "cuda" or _any_device(operands, out):
             spec, raw = _split_args(operands)
             from .cuda_call import cuda_einsum
             return cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy,
-                               _build, _EXECUTABLES, stream)
+                               _build, _EXECUTABLES, stream, seen)
     if operands and type(operands[0]) is str:
         spec, raw = parse(operands[0]), operands[1:]
         if not raw:

@@ -28,6 +28,15 @@ def _span(v: DeviceView):
 MISS = object()
 
 
+class Seen:
+    """A fast-path miss that hands on the views it made (a DLPack producer is asked once)."""
+
+    __slots__ = ("views", "handle")
+
+    def __init__(self, views, handle):
+        self.views, self.handle = views, handle
+
+
 def _order_after_producers(rt, handle: int, views, explicit) -> bool:
     """Make stream ``handle`` wait for the streams that produced ``views`` (operands and
     out=); True when torch's current stream is not ``handle`` (its tensors need marking)."""
@@ -64,13 +73,14 @@ def _fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, 
 
 def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_limit, strategy, cache,
                      stream=None):
-    """A repeated call on device arrays: one lookup, allocate the result, launch. MISS otherwise."""
+    """A repeated call on device arrays: one lookup, allocate the result, launch. A Seen
+    (the views made, for cuda_einsum) otherwise."""
     views, handle = device_views(raw, stream)
     if any(v is None for v in views):
-        return MISS
+        return Seen(views, handle)
     ex = cache.get(_fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, strategy))
     if ex is None:
-        return MISS
+        return Seen(views, handle)
     rt = ex.rt
     rt.make_current()
     mark = _order_after_producers(rt, handle, views, stream)
@@ -89,7 +99,7 @@ def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_li
 
 
 def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, strategy, build, cache,
-                stream_arg=None):
+                stream_arg=None, seen: Seen | None = None):
     """The CUDA half of einc.einsum (``build``/``cache`` come from api.py; ``stream_arg`` is
     the caller's ``stream=``, None for the operands' current stream)."""
     from .execute_cuda import CudaExecutable
@@ -97,7 +107,7 @@ def cuda_einsum(spec, raw, out, dtype, order, casting, optimize, memory_limit, s
 
     rt = runtime(0)
     rt.make_current()
-    views, handle = device_views(raw, stream_arg)
+    views, handle = (seen.views, seen.handle) if seen is not None else device_views(raw, stream_arg)
     on_device = [v for v in views if v is not None]
     stream = rt.stream(handle)
     uploads, hosts = [], []

@@ -83,6 +83,13 @@ def _late_copy(torch, stream, dst, src):
         dst.copy_(src)
 
 
+def _warm(torch, call, *operands):
+    """Run ``call`` once on synchronised data: kernels compiled and loaded (a module load or a
+    first launch may synchronise the device, which would hide a missing wait)."""
+    call(*operands)
+    torch.cuda.synchronize()
+
+
 def _expect(src, y):
     return (src @ y).cpu().numpy()
 
@@ -123,18 +130,38 @@ def test_the_race_is_real(torch):
     """Control: a consumer stream not ordered after the late producer reads stale zeros."""
     x, src, y = _operands(torch)
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
-    _late_copy(torch, p, x, src)
-    with torch.cuda.stream(s):
-        stale = x.sum()
-    s.synchronize()
+    for _ in range(2):  # the first round loads the kernels (which may synchronise)
+        x.zero_()
+        torch.cuda.synchronize()
+        _late_copy(torch, p, x, src)
+        with torch.cuda.stream(s):
+            stale = x.sum()
+        s.synchronize()
+        torch.cuda.synchronize()
     assert stale.item() == 0.0
+
+
+@pytest.mark.gpu
+def test_without_the_wait_einc_would_read_stale_data(torch, monkeypatch):
+    """The tests below have teeth: with the producer wait switched off, einc's answer is wrong."""
+    from einc.runtime import streams
+    x, src, y = _operands(torch)
+    p, s = torch.cuda.Stream(), torch.cuda.Stream()
+    _warm(torch, lambda: einc.einsum("ij,jk->ik", x, y, stream=s))
+    monkeypatch.setattr(streams.Orderer, "wait", lambda self, consumer, producers: 0)
+    with torch.cuda.stream(p):
+        _late_copy(torch, p, x, src)
+        r = einc.einsum("ij,jk->ik", x, y, stream=s)
+    s.synchronize()
     torch.cuda.synchronize()
+    assert not np.allclose(r.cpu().numpy(), _expect(src, y))
 
 
 @pytest.mark.gpu
 def test_explicit_stream_waits_for_torchs_current_stream(torch):
     x, src, y = _operands(torch)
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
+    _warm(torch, lambda: einc.einsum("ij,jk->ik", x, y, stream=s))
     with torch.cuda.stream(p):
         _late_copy(torch, p, x, src)
         r = einc.einsum("ij,jk->ik", x, y, stream=s)  # s must wait for p (torch's current)
@@ -168,6 +195,7 @@ def test_explicit_stream_repeated_calls_and_graphs(torch, as_handle):
 def test_default_stream_is_torchs_current_stream(torch):
     x, src, y = _operands(torch)
     p = torch.cuda.Stream()
+    _warm(torch, lambda: einc.einsum("ij,jk->ik", x, y))
     with torch.cuda.stream(p):
         _late_copy(torch, p, x, src)
         r = einc.einsum("ij,jk->ik", x, y)  # no stream=: runs on p, behind the copy
@@ -179,6 +207,7 @@ def test_default_stream_is_torchs_current_stream(torch):
 def test_cuda_array_interface_v3_stream_is_waited_for(torch):
     x, src, y = _operands(torch)
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
+    _warm(torch, lambda: einc.einsum("ij,jk->ik", _CAI3(x, None), _CAI3(y, None), stream=s))
     _late_copy(torch, p, x, src)
     r = einc.einsum("ij,jk->ik", _CAI3(x, p.cuda_stream), _CAI3(y, None), stream=s)
     s.synchronize()
@@ -190,6 +219,7 @@ def test_cuda_array_interface_v3_stream_is_waited_for(torch):
 def test_cuda_array_interface_v3_stream_is_the_default(torch):
     x, src, y = _operands(torch)
     p = torch.cuda.Stream()
+    _warm(torch, lambda: einc.einsum("ij,jk->ik", _CAI3(x, None), _CAI3(y, None)))
     _late_copy(torch, p, x, src)
     r = einc.einsum("ij,jk->ik", _CAI3(x, p.cuda_stream), _CAI3(y, p.cuda_stream))  # runs on p
     p.synchronize()
@@ -201,6 +231,7 @@ def test_cuda_array_interface_v3_stream_is_the_default(torch):
 def test_dlpack_producer_is_handed_the_consumer_stream(torch):
     x, src, y = _operands(torch)
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
+    _warm(torch, lambda: einc.einsum("ij,jk->ik", _DLPack(x), _DLPack(y), stream=s))
     dx, dy = _DLPack(x), _DLPack(y)
     with torch.cuda.stream(p):
         _late_copy(torch, p, x, src)
@@ -229,6 +260,7 @@ def test_out_still_being_written_elsewhere_is_waited_for(torch):
     out = torch.zeros(x.shape[0], y.shape[1], device="cuda", dtype=torch.float64)
     torch.cuda.synchronize()
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
+    _warm(torch, lambda: (out.fill_(0), einc.einsum("ij,jk->ik", x, y, out=out, stream=s)))
     with torch.cuda.stream(p):
         torch.cuda._sleep(SPIN)
         out.fill_(float("nan"))  # a late write to out= that einc's result must come after
@@ -253,6 +285,7 @@ def test_contract_expression_and_tensordot_on_the_gpu(torch):
     x, src, y = _operands(torch)
     expr = einc.contract_expression("ij,jk->ik", tuple(x.shape), tuple(y.shape))
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
+    _warm(torch, lambda: (expr(x, y, stream=s), einc.tensordot(x, y, 1, stream=s)))
     with torch.cuda.stream(p):
         _late_copy(torch, p, x, src)
         r1 = expr(x, y, stream=s)
@@ -271,6 +304,7 @@ def test_einc_torch_einsum_stream(torch):
     import einc.torch as et
     x, src, y = _operands(torch)
     s = torch.cuda.Stream()
+    _warm(torch, lambda: et.einsum("ij,jk->ik", x, y, stream=s))
     _late_copy(torch, torch.cuda.current_stream(), x, src)  # late producer on the current stream
     r = et.einsum("ij,jk->ik", x, y, stream=s)
     s.synchronize()
@@ -297,6 +331,11 @@ def test_cupy_producer_stream_and_explicit_stream():
     cupy.cuda.Device().synchronize()
     spin = _cupy_spin(cupy)
     p, s = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    with p:
+        spin((1,), (1,), (np.int64(1),))
+        einc.einsum("ij,jk->ik", x, y, stream=s)  # warm: kernels loaded
+        x[...] = 0
+    cupy.cuda.Device().synchronize()
     with p:
         spin((1,), (1,), (np.int64(SPIN),))
         x[...] = src
