@@ -1,9 +1,11 @@
 """`einc bench`: named benchmark suites, einc beside its anchors in the same run.
 
 Anchors: numpy.einsum(optimize=False) (numpy's own loops), numpy.einsum(optimize=True)
-and opt_einsum.contract (both transpose + BLAS where they can). Medians of wall time;
-results are saved as JSON under benchmarks/results/ with the machine and versions.
-The `bandwidth` suite times memory-bound einsums against numpy.einsum and numpy's copy
+and opt_einsum.contract (both transpose + BLAS where they can). Every side runs in its
+own worker process, in quiesced, warm blocks interleaved over rounds (the protocol and
+why: einc.bench_protocol); medians and mins of wall time. Results are saved as JSON under
+benchmarks/results/ with the machine, versions, protocol and load average. The
+`bandwidth` suite times memory-bound einsums against numpy.einsum and numpy's copy
 bandwidth instead (run_bandwidth).
 """
 from __future__ import annotations
@@ -17,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .bench_protocol import Bench, load_average, operands
 from .progress import Progress
-from .timing import median_time
 
 SUITES = {
     "core": [
@@ -57,10 +59,6 @@ def tccg24_scaled(mib=8.0, dtype="float32"):
     return cases
 
 
-def _operands(shapes, dtype, rng):
-    return [rng.standard_normal(s).astype(dtype) for s in shapes]
-
-
 def machine_info() -> dict:
     import llvmlite
     import opt_einsum
@@ -72,58 +70,52 @@ def machine_info() -> dict:
                 break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "llvmlite": llvmlite.__version__,
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        blas = f"{blas.get('name')} {blas.get('version')}"
+    except Exception:  # older numpy: no dict mode
+        blas = None
+    from .runtime.cpu import jit
+    return {"cpu": cpu, "llvm_cpu": jit().cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "blas": blas, "llvmlite": llvmlite.__version__,
             "opt_einsum": opt_einsum.__version__, "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
-# (name, einsum, shapes, bytes the contraction moves, note): float64, 32 MiB per operand.
-# Bytes: every element read plus every element written; a strided read that lands on its
-# own 64-byte line (the trace's diagonal) counts the whole line, since that is what moves.
-_MIB32 = 4 << 20  # float64 elements in 32 MiB
-BANDWIDTH = [
-    ("row-dot ij,ij->i", "ij,ij->i", [(4096, 1024), (4096, 1024)], 8 * (2 * _MIB32 + 4096), ""),
-    ("trace ii->", "ii->", [(2048, 2048)], 64 * 2048 + 8,
-     "latency-bound: 2048 strided loads, one 64-byte line each"),
-    ("diagonal ii->i", "ii->i", [(2048, 2048)], 0,
-     "a view in numpy and einc: no data moves, compare call times"),
-    ("hadamard ij,ij->ij", "ij,ij->ij", [(4096, 1024), (4096, 1024)], 8 * 3 * _MIB32,
-     "includes the fresh 32 MiB result (the kernel zeroes its pages), as numpy's call does"),
-]
+PROTOCOL = ("one worker process per side; per case, rounds of blocks alternating between the "
+            "sides (first side rotating); before each block every worker's threads quiesced "
+            "(OpenBLAS's spin over), then warm-up calls, then timed samples; medians and mins "
+            "over all samples (einc/bench_protocol.py)")
 
 
-def copy_bandwidth(nbytes=32 << 20, repeat=21) -> float:
-    """numpy's copy bandwidth in bytes/s: ``np.copyto`` of ``nbytes`` (read + written) / median time."""
-    src = np.random.default_rng(1).standard_normal(nbytes // 8)
-    dst = np.empty_like(src)
-    np.copyto(dst, src)  # fault the destination's pages in before timing
-    return 2 * src.nbytes / median_time(lambda: np.copyto(dst, src), repeat, budget=5.0)
-
-
-def _interleaved(fns: dict, repeat: int, budget=10.0) -> dict:
-    """Median seconds per call of each function, samples alternating (a busy shared
-    machine's drift then hits einc and its anchor alike). A sample is one call, or as many
-    as fill ~2 ms for calls of microseconds."""
-    import statistics
-    samples, number = {k: [] for k in fns}, {}
-    for k, f in fns.items():
-        f()  # warm-up
-        t0 = time.perf_counter()
-        f()
-        number[k] = max(1, int(2e-3 / max(time.perf_counter() - t0, 1e-7)))
-    start = time.perf_counter()
-    while min(map(len, samples.values())) < repeat and time.perf_counter() - start < budget:
-        for k, f in fns.items():
-            n = number[k]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                f()
-            samples[k].append((time.perf_counter() - t0) / n)
-    return {k: statistics.median(v) for k, v in samples.items()}
+def _save(kind, doc, loads):
+    out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    doc = {"machine": machine_info(), **doc, "protocol": PROTOCOL, "load_average_1min": loads}
+    path.write_text(json.dumps(doc, indent=1))
+    print(f"saved {path}")
 
 
 def _secs(t: float) -> str:
     return f"{t * 1e3:.2f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
+
+
+# (name, einsum, shapes, dtype, bytes the contraction moves, note): 32 MiB per operand.
+# Bytes: every element read plus every element written; a strided read that lands on its
+# own 64-byte line (the trace's diagonal) counts the whole line, since that is what moves.
+_MIB32 = 4 << 20  # float64 elements in 32 MiB
+BANDWIDTH = [
+    ("row-dot ij,ij->i", "ij,ij->i", [(4096, 1024), (4096, 1024)], "float64", 8 * (2 * _MIB32 + 4096), ""),
+    ("trace ii->", "ii->", [(2048, 2048)], "float64", 64 * 2048 + 8,
+     "2048 strided loads, one 64-byte line (and one 4 KiB page) each"),
+    ("trace ii-> fp32", "ii->", [(2896, 2896)], "float32", 64 * 2896 + 4,
+     "2896 strided loads, one 64-byte line (and one 4 KiB page) each"),
+    ("diagonal ii->i", "ii->i", [(2048, 2048)], "float64", 0,
+     "a view in numpy and einc: no data moves, compare call times"),
+    ("diagonal ii->i fp32", "ii->i", [(2896, 2896)], "float32", 0, "a view, as above"),
+    ("hadamard ij,ij->ij", "ij,ij->ij", [(4096, 1024), (4096, 1024)], "float64", 8 * 3 * _MIB32,
+     "includes allocating the 32 MiB result, as numpy's call does"),
+]
 
 
 def run_bandwidth(repeat=21, save=True) -> int:
@@ -132,55 +124,49 @@ def run_bandwidth(repeat=21, save=True) -> int:
     import einc
     from . import api
 
-    rng = np.random.default_rng(0)
-    copy_bw = copy_bandwidth(repeat=repeat)
-    print(f"numpy copy (np.copyto, 32 MiB): {copy_bw / 1e9:.2f} GB/s (bytes read + written / median time)")
-    print(f"{'case':<24}{'einc':>10}{'numpy':>10}{'vs numpy':>9}{'einc GB/s':>11}{'of copy':>9}")
+    loads = [load_average()]
     rows = []
-    variants = [(c, False) for c in BANDWIDTH] + [(BANDWIDTH[3], True)]
-    bar = Progress(len(variants), "einc bench bandwidth")
-    for (name, subs, shapes, nbytes, note), with_out in variants:
-        bar.set_item(name)
-        ops = _operands(shapes, "float64", rng)
-        got = einc.einsum(subs, *ops)
-        ref = np.einsum(subs, *ops)
-        ok = bool(np.allclose(got, ref, rtol=1e-12, atol=1e-9))
-        if with_out:  # the kernel alone: the result's pages are already faulted in
-            name, note = name + " out=", "preallocated result: the streaming pass alone"
-            out = np.empty_like(ref)
-            out.fill(0)
-            f_einc = lambda: einc.einsum(subs, *ops, out=out)
-            f_np = lambda: np.einsum(subs, *ops, out=out)
-        else:
-            f_einc = lambda: einc.einsum(subs, *ops)
-            f_np = lambda: np.einsum(subs, *ops)
-        t = _interleaved({"einc": f_einc, "numpy": f_np}, repeat)
-        bw = nbytes / t["einc"] if nbytes else None
-        rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": "float64", "ok": ok,
-                     "seconds": t, "bytes": nbytes, "einc_bytes_per_s": bw,
-                     "fraction_of_copy": bw / copy_bw if bw else None, "note": note,
-                     "strategies": [s.strategy for s in api.plan_for(subs, shapes, "float64").steps]})
-        bw_txt = f"{bw / 1e9:>11.2f}{bw / copy_bw:>8.0%} " if bw else f"{'(view)':>11}{'-':>9}"
-        bar.print(f"{name:<24}{_secs(t['einc']):>10}{_secs(t['numpy']):>10}{t['numpy'] / t['einc']:>8.2f}x"
-                  f"{bw_txt}{'' if ok else '  MISMATCH'}")
-        bar.advance()
-    bar.close()
+    variants = [(c, False) for c in BANDWIDTH] + [(BANDWIDTH[-1], True)]
+    with Bench(["einc", "numpy", "copy"], repeat=-(-repeat // 3), budget=4.0) as bench:
+        copy = 2 * (32 << 20) / bench.time({"seed": 1, "bytes": 32 << 20}, ["copy"])["copy"]["median"]
+        print(f"numpy copy (np.copyto, 32 MiB): {copy / 1e9:.2f} GB/s (bytes read + written / median time)")
+        print(f"{'case':<26}{'einc':>10}{'numpy':>10}{'vs numpy':>9}{'einc GB/s':>11}{'of copy':>9}")
+        bar = Progress(len(variants), "einc bench bandwidth")
+        for seed, ((name, subs, shapes, dtype, nbytes, note), with_out) in enumerate(variants):
+            bar.set_item(name)
+            ops = operands(shapes, dtype, seed)
+            tol = 1e-12 if dtype == "float64" else 1e-4
+            ref = np.einsum(subs, *ops)
+            ok = bool(np.allclose(einc.einsum(subs, *ops), ref, rtol=tol, atol=1e3 * tol))
+            if with_out:  # the kernel alone: the result's pages are already faulted in
+                name, note = name + " out=", "preallocated result: the streaming pass alone"
+            t = bench.time({"subs": subs, "shapes": shapes, "dtype": dtype, "seed": seed, "out": with_out},
+                           ["einc", "numpy"])
+            med = {k: v["median"] for k, v in t.items()}
+            bw = nbytes / med["einc"] if nbytes else None
+            rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": dtype, "ok": ok,
+                         "seconds": med, "min_seconds": {k: v["min"] for k, v in t.items()},
+                         "samples": {k: v["samples"] for k, v in t.items()}, "bytes": nbytes,
+                         "einc_bytes_per_s": bw, "fraction_of_copy": bw / copy if bw else None, "note": note,
+                         "strategies": [s.strategy for s in api.plan_for(subs, shapes, dtype).steps]})
+            bw_txt = f"{bw / 1e9:>11.2f}{bw / copy:>8.0%} " if bw else f"{'(view)':>11}{'-':>9}"
+            bar.print(f"{name:<26}{_secs(med['einc']):>10}{_secs(med['numpy']):>10}{med['numpy'] / med['einc']:>8.2f}x"
+                      f"{bw_txt}{'' if ok else '  MISMATCH'}")
+            bar.advance()
+        bar.close()
+    loads.append(load_average())
     print("(medians of wall time; vs numpy > 1: einc faster; GB/s = bytes read + written / einc's time)")
+    print(f"load average (1 min) before / after: {loads[0]} / {loads[1]}")
     for r in rows:
         if r["note"]:
             print(f"  {r['case']}: {r['note']}")
     if save:
-        out_dir = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / f"bandwidth-cpu-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        path.write_text(json.dumps({"machine": machine_info(), "suite": "bandwidth", "backend": "cpu",
-                                    "copy_bytes_per_s": copy_bw, "rows": rows}, indent=1))
-        print(f"saved {path}")
+        _save("bandwidth-cpu", {"suite": "bandwidth", "backend": "cpu", "copy_bytes_per_s": copy,
+                                "rows": rows}, loads)
     return 0 if all(r["ok"] for r in rows) else 1
 
 
 def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
-    import opt_einsum as oe
     import einc
 
     if suite == "bandwidth":
@@ -191,49 +177,57 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
         return 2
     cases = tccg24_scaled() if suite == "tccg24" else SUITES[suite]
     # numpy's unoptimised einsum loops over every label at once: hours on the TCCG terms
-    with_noopt = suite != "tccg24"
-    rng = np.random.default_rng(0)
+    sides = ["einc", "numpy_noopt", "numpy_opt", "opt_einsum"] if suite != "tccg24" else \
+        ["einc", "numpy_opt", "opt_einsum"]
+    loads = [load_average()]
     rows = []
     head = f"{'case':<26}{'einc':>10}{'np(opt=F)':>11}{'np(opt=T)':>11}{'opt_einsum':>11}{'vs F':>7}{'vs T':>7}  GFLOP/s"
     print(head)
     bar = Progress(len(cases), f"einc bench {suite}")
-    for name, subs, shapes, dtype in cases:
-        bar.set_item(name)
-        ops = _operands(shapes, dtype, rng)
-        got = einc.einsum(subs, *ops)
-        ref = np.einsum(subs, *[o.astype(np.float64) for o in ops], optimize=True)
-        ok = np.allclose(got, ref, rtol=1e-3, atol=1e-3 * max(1.0, float(np.abs(ref).max(initial=0))))
-        t = {
-            "einc": median_time(lambda: einc.einsum(subs, *ops), repeat),
-            "numpy_noopt": (median_time(lambda: np.einsum(subs, *ops, optimize=False), repeat, budget=1.0)
-                            if with_noopt else float("nan")),
-            "numpy_opt": median_time(lambda: np.einsum(subs, *ops, optimize=True), repeat),
-            "opt_einsum": median_time(lambda: oe.contract(subs, *ops), repeat),
-        }
-        plan = einc.api.plan_for(subs, shapes, dtype)
-        flops = sum(s.flops for s in plan.steps)
-        rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": dtype, "ok": bool(ok),
-                     "seconds": t, "flops": flops, "strategies": [s.strategy for s in plan.steps]})
-        bar.print(f"{name:<26}{t['einc']*1e3:>8.2f}ms{t['numpy_noopt']*1e3:>9.2f}ms{t['numpy_opt']*1e3:>9.2f}ms"
-                  f"{t['opt_einsum']*1e3:>9.2f}ms{t['numpy_noopt']/t['einc']:>6.2f}x{t['numpy_opt']/t['einc']:>6.2f}x"
-                  f"  {flops / t['einc'] / 1e9:7.2f}{'' if ok else '  MISMATCH'}")
-        bar.advance()
+    with Bench(sides, repeat=repeat) as bench:
+        for seed, (name, subs, shapes, dtype) in enumerate(cases):
+            bar.set_item(name)
+            ops = operands(shapes, dtype, seed)
+            got = einc.einsum(subs, *ops)
+            ref = np.einsum(subs, *[o.astype(np.float64) for o in ops], optimize=True)
+            ok = np.allclose(got, ref, rtol=1e-3, atol=1e-3 * max(1.0, float(np.abs(ref).max(initial=0))))
+            del got, ref
+            t = bench.time({"subs": subs, "shapes": [list(x) for x in shapes], "dtype": dtype, "seed": seed})
+            nan = {"median": float("nan"), "min": float("nan"), "samples": 0}
+            t = {k: t.get(k, nan) for k in ("einc", "numpy_noopt", "numpy_opt", "opt_einsum")}
+            med = {k: v["median"] for k, v in t.items()}
+            plan = einc.api.plan_for(subs, shapes, dtype)
+            flops = sum(s.flops for s in plan.steps)
+            rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": dtype, "ok": bool(ok),
+                         "seconds": med, "min_seconds": {k: v["min"] for k, v in t.items()},
+                         "samples": {k: v["samples"] for k, v in t.items()},
+                         "flops": flops, "strategies": [s.strategy for s in plan.steps]})
+            bar.print(f"{name:<26}{med['einc']*1e3:>8.2f}ms{med['numpy_noopt']*1e3:>9.2f}ms{med['numpy_opt']*1e3:>9.2f}ms"
+                      f"{med['opt_einsum']*1e3:>9.2f}ms{med['numpy_noopt']/med['einc']:>6.2f}x{med['numpy_opt']/med['einc']:>6.2f}x"
+                      f"  {flops / med['einc'] / 1e9:7.2f}{'' if ok else '  MISMATCH'}")
+            bar.advance()
     bar.close()
-    gm = lambda k: math.exp(sum(math.log(r["seconds"][k] / r["seconds"]["einc"]) for r in rows) / len(rows))
+    loads.append(load_average())
+
+    def gm(k, key="seconds"):
+        return math.exp(sum(math.log(r[key][k] / r[key]["einc"]) for r in rows) / len(rows))
     summary = {"geomean_speedup_vs_numpy_noopt": gm("numpy_noopt"),
                "geomean_speedup_vs_numpy_opt": gm("numpy_opt"),
                "geomean_speedup_vs_opt_einsum": gm("opt_einsum"),
+               "geomean_speedup_vs_opt_einsum_of_mins": gm("opt_einsum", "min_seconds"),
+               "geomean_speedup_vs_numpy_opt_of_mins": gm("numpy_opt", "min_seconds"),
                "slowest_vs_numpy_noopt": min(r["seconds"]["numpy_noopt"] / r["seconds"]["einc"] for r in rows)}
     print(f"geometric mean speed-up: vs numpy(opt=F) {summary['geomean_speedup_vs_numpy_noopt']:.2f}x, "
           f"vs numpy(opt=T) {summary['geomean_speedup_vs_numpy_opt']:.2f}x, "
-          f"vs opt_einsum {summary['geomean_speedup_vs_opt_einsum']:.2f}x; "
+          f"vs opt_einsum {summary['geomean_speedup_vs_opt_einsum']:.2f}x "
+          f"(of mins: {summary['geomean_speedup_vs_numpy_opt_of_mins']:.2f}x, "
+          f"{summary['geomean_speedup_vs_opt_einsum_of_mins']:.2f}x); "
           f"slowest case vs numpy(opt=F) {summary['slowest_vs_numpy_noopt']:.2f}x")
-    print("(x > 1: einc faster; medians of wall time; np(opt=F) = numpy.einsum(optimize=False))")
+    print("(x > 1: einc faster; medians of wall time; np(opt=F) = numpy.einsum(optimize=False); "
+          "each side in its own process, quiesced warm blocks interleaved)")
+    print(f"load average (1 min) before / after: {loads[0]} / {loads[1]}")
     if save:
-        out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / f"{suite}-{backend}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        path.write_text(json.dumps({"machine": machine_info(), "suite": suite, "backend": backend,
-                                    "summary": summary, "rows": rows}, indent=1))
-        print(f"saved {path}")
+        _save(f"{suite}-{backend}", {"suite": suite, "backend": backend, "summary": summary, "rows": rows}, loads)
     return 0 if all(r["ok"] for r in rows) else 1
+
+
