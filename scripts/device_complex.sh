@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Brief A's device call: the complex-GEMM GPU tests, then the Sycamore slices (einc against
+# cotengra+torch on the same sliced tree) and slice 0 step by step (einc, einc with the GEMM-order
+# copies always on, torch.einsum). Usage (device, repo root): bash scripts/device_complex.sh
+# Knobs: SLICES (default 4), TEST_S / SYC_S (timeouts in seconds).
+set -u
+source scripts/device_env.sh
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader
+echo "== gpu tests (tests/test_gpu_complex.py)"
+timeout "${TEST_S:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_complex.py -rs 2>&1 \
+  | tee "$OUT/gpu-complex-tests.txt" | tail -15
+echo "== sycamore, ${SLICES:-4} slices"
+timeout "${SYC_S:-230}" python3 scripts/sycamore_bench.py --devices 0 --slices "${SLICES:-4}" --profile \
+  --copy-intensity 0 --json "$OUT/syc.json" 2>&1 | grep -v "^distributed\|Warning\|warn(" | tail -45
+echo "rc=$?"
