@@ -129,19 +129,51 @@ def _column_chunks(n: int, work: int, align: int = 32):
     return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
+class _Claim:
+    """Parts of one step claimed one at a time by whichever thread is free, the caller too.
+
+    The caller never waits for a pool thread that has not started: on a host whose other
+    core is busy (another process, OpenBLAS spinning) a woken worker may get no core until
+    the caller blocks, and a fixed split then ran both halves one after the other, slower
+    than one thread (ccsd_t 0.62 ms on 2 threads against 0.55 on 1). Here the caller takes
+    the late worker's parts; a worker that comes too late finds nothing left and returns.
+    """
+
+    __slots__ = ("part", "ptrs", "chunks", "next", "left", "lock", "done", "error")
+
+    def __init__(self, part, ptrs, chunks):
+        self.part, self.ptrs, self.chunks = part, ptrs, chunks
+        self.next, self.left, self.error = 0, len(chunks), None
+        self.lock, self.done = threading.Lock(), threading.Event()
+
+    def drain(self):
+        while True:
+            with self.lock:
+                i = self.next
+                if i >= len(self.chunks):
+                    return
+                self.next = i + 1
+            try:
+                self.part(self.ptrs, *self.chunks[i])
+            except BaseException as e:  # re-raised on the calling thread
+                self.error = e
+            with self.lock:
+                self.left -= 1
+                if self.left == 0:
+                    self.done.set()
+
+
 def _split(part, ptrs, chunks):
-    """part(ptrs, *chunk) for every chunk on the pool; with at most one chunk per thread
-    the last runs on the calling thread (a pool task costs ~30 us of handoff, which a
-    millisecond step feels; with more chunks the pool's workers share them out)."""
-    if len(chunks) > num_threads():
-        list(_pool().map(lambda r: part(ptrs, *r), chunks))
-        return
-    futures = [_pool().submit(part, ptrs, *r) for r in chunks[:-1]]
-    try:
-        part(ptrs, *chunks[-1])
-    finally:
-        for f in futures:
-            f.result()
+    """part(ptrs, *chunk) for every chunk, on the calling thread and up to num_threads() - 1
+    pool threads, each claiming the next chunk when it is free (_Claim)."""
+    job = _Claim(part, ptrs, chunks)
+    pool = _pool()
+    for _ in range(min(num_threads(), len(chunks)) - 1):
+        pool.submit(job.drain)
+    job.drain()
+    job.done.wait()
+    if job.error is not None:
+        raise job.error
 
 
 def _ranged_runner(fn, bufs, dims, tab, work_elems, dt, chunks):
@@ -295,7 +327,7 @@ class Executable:
                 fn(*[ptrs[i] + off for i, off in zip(order, offsets)], e, st)
 
             def run_parallel(ptrs, _keep=keep):
-                list(_pool().map(lambda p: part(ptrs, *p), parts))
+                _split(part, ptrs, parts)
             return run_parallel
 
         points = int(np.prod(ext, dtype=np.int64)) if ext else 1
