@@ -16,7 +16,18 @@ n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
 calls = {"torch.einsum": lambda: torch.einsum("ij,jk->ik", a, b),
          "einc.einsum": lambda: einc.einsum("ij,jk->ik", a, b),
-         "einc.torch.einsum": lambda: et.einsum("ij,jk->ik", a, b)}
+         "einc.torch.einsum": lambda: et.einsum("ij,jk->ik", a, b),
+         # where the custom op's time goes: its Python body alone (no dispatcher), the body's
+         # einc call, and the op through the dispatcher without autograd
+         "  op body only": lambda: et._einsum_op._init_fn("ij,jk->ik", [a, b]),
+         "  body's einc call": lambda: einc.einsum("ij,jk->ik", a, b, backend="cuda"),
+         "  torch.ops, no_grad": lambda: _no_grad(lambda: torch.ops.einc.einsum("ij,jk->ik", [a, b]))}
+
+
+def _no_grad(f):
+    with torch.no_grad():
+        return f()
+
 for f in calls.values():
     torch.testing.assert_close(f(), a @ b)
 res = {k: [] for k in calls}
