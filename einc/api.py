@@ -126,7 +126,7 @@ def _defaults(out, dtype, order, casting, optimize, memory_limit, backend, strat
     return (out is None and dtype is None and strategy is None and precision is None
             and memory_limit is None and type(order) is str and order == "K"
             and type(casting) is str and casting == "safe" and type(optimize) is str
-            and optimize == "auto" and type(backend) is str and backend == "auto")
+            and optimize == "auto" and type(backend) is str and (backend == "auto" or backend == "cpu"))
 
 
 def _result_dtype(dtypes, dtype, casting, out_dtype=None):
@@ -337,7 +337,9 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         ex.prefer_cuda = (backend == "auto" and sum(s.flops for s in ex.plan.steps) >= AUTO_CUDA_MIN_FLOPS
                           and _cuda_usable())
         _EXECUTABLES.put(key, ex)
-        if (backend == "auto" and type(operands[0]) is str and not ex.prefer_cuda and not ex.copies
+        # (a "cpu" call's entry is one an "auto" call would also run on the CPU: below the GPU size)
+        if ((backend == "auto" or sum(s.flops for s in ex.plan.steps) < AUTO_CUDA_MIN_FLOPS)
+                and type(operands[0]) is str and not ex.prefer_cuda and not ex.copies
                 and key[2:] == (None, None, "K", "safe", "auto", None, None)
                 and all(type(a) is np.ndarray for a in raw)):
             if len(_FAST) > 4096:

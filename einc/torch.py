@@ -67,23 +67,25 @@ def _aliases(out: torch.Tensor, inputs) -> bool:
 
 @torch.library.custom_op("einc::einsum", mutates_args=())
 def _einsum_op(equation: str, operands: list[torch.Tensor]) -> torch.Tensor:
-    if operands and all(t.is_cuda for t in operands):
-        if torch.cuda.is_available():  # autograd runs backward on its own thread: bind the context
-            torch.cuda.set_device(operands[0].device)
+    cuda = [t.is_cuda for t in operands]
+    if operands and all(cuda):
+        idx = operands[0].device.index or 0
+        if torch._C._cuda_getDevice() != idx:  # autograd runs backward on its own thread
+            torch.cuda.set_device(idx)
         out = api.einsum(equation, *operands, backend="cuda")
-    elif any(t.is_cuda for t in operands):
+        if not isinstance(out, torch.Tensor):
+            out = torch.as_tensor(out)
+        if _aliases(out, operands):  # a relabelling came back as a view: an op's output may not alias
+            out = out.clone()
+        return out
+    if any(cuda):
         raise EincValueError("einc.torch.einsum: operands must all be on the CPU or all on CUDA")
-    else:
-        host = [t.detach().resolve_conj().resolve_neg().numpy() for t in operands]
-        r = np.asarray(api.einsum(equation, *host, backend="cpu"))
-        if not r.flags.writeable or any(np.shares_memory(r, h) for h in host):
-            r = r.copy()  # a relabelling came back as a view of an input
-        out = torch.from_numpy(r)
-    if not isinstance(out, torch.Tensor):
-        out = torch.as_tensor(out)
-    if _aliases(out, operands):  # a relabelling came back as a view: an op's output may not alias
-        out = out.clone()
-    return out
+    host = [(t.resolve_conj().resolve_neg() if t.is_conj() or t.is_neg() else t).detach().numpy()
+            for t in operands]
+    r = np.asarray(api.einsum(equation, *host, backend="cpu"))
+    if not r.flags.writeable or any(np.may_share_memory(r, h) for h in host):
+        r = r.copy()  # a relabelling came back as a view of an input (bounds overlap: copy)
+    return torch.from_numpy(r)
 
 
 @_einsum_op.register_fake
