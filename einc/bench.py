@@ -181,7 +181,8 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
         ["einc", "numpy_opt", "opt_einsum"]
     loads = [load_average()]
     rows = []
-    head = f"{'case':<26}{'einc':>10}{'np(opt=F)':>11}{'np(opt=T)':>11}{'opt_einsum':>11}{'vs F':>7}{'vs T':>7}  GFLOP/s"
+    head = (f"{'case':<26}{'einc':>10}{'np(opt=F)':>11}{'np(opt=T)':>11}{'opt_einsum':>11}{'vs F':>7}{'vs T':>7}"
+            f"{'vs oe':>7}{'(mins)':>7}  GFLOP/s")
     print(head)
     bar = Progress(len(cases), f"einc bench {suite}")
     with Bench(sides, repeat=repeat) as bench:
@@ -204,6 +205,7 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
                          "flops": flops, "strategies": [s.strategy for s in plan.steps]})
             bar.print(f"{name:<26}{med['einc']*1e3:>8.2f}ms{med['numpy_noopt']*1e3:>9.2f}ms{med['numpy_opt']*1e3:>9.2f}ms"
                       f"{med['opt_einsum']*1e3:>9.2f}ms{med['numpy_noopt']/med['einc']:>6.2f}x{med['numpy_opt']/med['einc']:>6.2f}x"
+                      f"{med['opt_einsum']/med['einc']:>6.2f}x{t['opt_einsum']['min']/t['einc']['min']:>6.2f}x"
                       f"  {flops / med['einc'] / 1e9:7.2f}{'' if ok else '  MISMATCH'}")
             bar.advance()
     bar.close()
