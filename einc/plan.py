@@ -315,7 +315,7 @@ def _real_gemm_layouts(la: Layout, lb: Layout, res_lay: Layout):
     GPU's GEMM kernels read without offset tables or copies."""
     sa, sc = dict(zip(la.labels, la.strides)), dict(zip(res_lay.labels, res_lay.strides))
     ext = dict(zip(lb.labels, lb.extents))
-    batch = [l for l in lb.labels if l in sa and l in sc]
+    batch = sorted((l for l in lb.labels if l in sa and l in sc), key=lambda l: -abs(sc[l]))
     ks = sorted((l for l in lb.labels if l in sa and l not in sc), key=lambda l: -abs(sa[l]))
     ns = sorted((l for l in lb.labels if l not in sa), key=lambda l: -abs(sc.get(l, 0)))
     labels = (*batch, *ks, _PA, *ns, _PR)
@@ -326,6 +326,44 @@ def _real_gemm_layouts(la: Layout, lb: Layout, res_lay: Layout):
 def _mixed_last(ops):
     """The two operands with the smaller one last: it becomes M, twice its bytes in scratch."""
     return ops if ops[1][1].size <= ops[0][1].size else [ops[1], ops[0]]
+
+
+GPU_A_COPY_MIN = 1 << 15  # A's elements from which the GPU rewrite copies a scattered A into GEMM order
+
+
+def _gpu_a_order(la: Layout, lb: Layout, res_lay: Layout):
+    """Labels of A in GEMM order ([batch, m] in C's order, k in M's, the unit-stride k last)
+    when the GPU's GEMM would otherwise reach A through offset tables, else None.
+
+    A tensor network's intermediates keep labels in whatever order the path left them, so
+    A's M and K modes interleave (Sycamore: ~20 modes of extent 2 each). The GEMM kernels
+    would then read A and C through offset tables as big as the M group (2**27 entries, a
+    GiB per table, per step) and gather every load (cost.GATHER: 0.3 of the rate), and the
+    skinny kernel would get 2-element lanes. One bandwidth-bound transpose of A into
+    [batch, m, k] (complex elements, the tiled transpose kernel) makes every group of A and
+    C a single stride: the GEMM reads no tables.
+    """
+    sa, sc, sb = (dict(zip(l.labels, l.strides)) for l in (la, res_lay, lb))
+    batch = sorted((l for l in la.labels if l in sc and l in sb), key=lambda l: -abs(sc[l]))
+    ms = sorted((l for l in la.labels if l in sc and l not in sb), key=lambda l: -abs(sc[l]))
+    ks = sorted((l for l in la.labels if l not in sc), key=lambda l: -abs(sa[l]))
+    live = [l for l, n in zip(la.labels, la.extents) if n != 1 and l in ks]
+    k_unit = not live or abs(sa[min(live, key=lambda l: abs(sa[l]))]) == 1  # p then extends K
+    if k_unit and all(_affine(g, la) for g in (batch, ms, ks)):
+        return None
+    return batch + ms + ks
+
+
+def _gemm_operands(ops, res_lay, backend):
+    """(A, B) as the rewrite uses them, B the smaller; on the GPU, A's layout after its
+    GEMM-order copy (or None: no copy)."""
+    (a, la, dt), (b, lb, db) = _mixed_last(ops)
+    order = _gpu_a_order(la, lb, res_lay) if backend == "cuda" and la.size >= GPU_A_COPY_MIN else None
+    if order is None:
+        return (a, la, dt), (b, lb, db), None
+    ext = dict(zip(la.labels, la.extents))
+    extents = tuple(ext[l] for l in order)
+    return (a, la, dt), (b, lb, db), Layout(tuple(order), extents, row_major(extents))
 
 
 def complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend) -> bool:
@@ -343,8 +381,8 @@ def complex_as_real_pays(ops, res_lay, res_dt, compute, strategy, backend) -> bo
     if res_dt != compute or any(d != compute for _, _, d in ops):
         return False
     real = np.dtype(compute.char.lower())
-    ops = _mixed_last(ops)
-    la, lm, lc = _real_gemm_layouts(ops[0][1], ops[1][1], res_lay)
+    (_, la, _), (_, lb, _), copied = _gemm_operands(ops, res_lay, backend)
+    la, lm, lc = _real_gemm_layouts(copied or la, lb, res_lay)
     probe = make_step([0, 1], [la, lm], 2, lc, [real, real], real, real, strategy, backend)
     if not {"m", "k"} <= {m.kind for m in probe.modes if not isinstance(m.label, Part)}:
         return False
@@ -362,8 +400,13 @@ def complex_as_real(ops, res_buf, res_lay, buffers, temp, backend="cpu"):
     resolve them to the base buffer's address plus the offset on every call; the signs
     are a ``Buffer("const", ...)`` (uploaded once per executable on the GPU).
     """
-    (a, la, dt), (b, lb, _) = _mixed_last(ops)
+    (a, la, dt), (b, lb, _), copied = _gemm_operands(ops, res_lay, backend)
     real = np.dtype(dt.char.lower())
+    pre = []
+    if copied is not None:  # A into GEMM order first (a complex copy: the tiled transpose kernel)
+        ta, _ = temp(copied.labels, copied.extents, dt)
+        pre.append(make_step([a], [la], ta, copied, [dt], dt, dt, "reduce", backend))
+        a, la = ta, copied
 
     def alias(buf, offset=0):  # buf seen as the real dtype, from an element offset
         buffers.append(Buffer("alias", real, 0, buf, (offset,) if offset else ()))
@@ -384,7 +427,7 @@ def complex_as_real(ops, res_buf, res_lay, buffers, temp, backend="cpu"):
     signs = len(buffers) - 1
     flip = make_step([alias(b, 1), signs], [rev, Layout((_PR,), (2,), (1,))], alias(mixed, st[_PA]), half,
                      [real, real], real, real, "reduce", backend)
-    return [copy, flip], [(alias(a), la2, real), (mixed, mixed_lay, real)], (alias(res_buf), out, real)
+    return pre + [copy, flip], [(alias(a), la2, real), (mixed, mixed_lay, real)], (alias(res_buf), out, real)
 
 
 SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway

@@ -31,6 +31,7 @@ CASES = [
     ("ik,kj->ij", [(5000, 7), (7, 3)], None),                            # skinny: N' = 6
     ("abcdefghijklmnop,mnopqrst->qarbscdtefghijkl", [(2,) * 16, (2,) * 8], None),  # sycamore-like
     ("aibjckdlemfnog,ijklmno->gabcdefn", [(2,) * 14, (2,) * 7], "gett"),  # K modes interleaved
+    ("aibjckdlemfnogphqruv,kjilmnopstw->gbacdqefhrsuvtw", [(2,) * 20, (2,) * 11], None),  # A copied
     ("ij,jk->ki", [(200, 96), (96, 150)], "gett"),                       # C unit-stride along M
 ]
 IDS = [f"{s}-{len(sh[0])}d-{st}" for s, sh, st in CASES]
@@ -62,7 +63,9 @@ def test_cuda_plan_runs_complex_gemms_as_real_ones(subs, shapes, strategy, dtype
     gemm = [s for s in p.steps if s.strategy == "gett"]
     assert len(gemm) == 1 and np.dtype(gemm[0].compute) == real
     assert all(p.buffers[w].dtype == real for w in (gemm[0].result, *gemm[0].operands))
-    assert all(np.dtype(s.compute).kind == "f" for s in p.steps)  # no complex kernel is left
+    # no complex arithmetic is left: a complex step is at most A's copy into GEMM order
+    assert all(np.dtype(s.compute).kind == "f" or (len(s.operands) == 1 and {m.kind for m in s.modes} <= {"free"})
+               for s in p.steps)
     srcs = xc.arg_sources(p)
     assert srcs is not None  # aliases and consts resolve: the plan can replay as a graph
     assert any(k == "const" for step in srcs for k, _ in step)
@@ -97,6 +100,21 @@ def test_k_and_n_are_one_stride_each_for_a_plain_gemm():
     (gemm,) = [s for s in p.steps if s.strategy == "gett"]
     assert len(p.steps) == 3  # copy, flip, GEMM: no GEMM-order copies
     assert not any(gett_layout(gemm, 128, 128).tabled.values())
+
+
+def test_a_scattered_a_is_copied_into_gemm_order_and_no_table_is_left():
+    """Sycamore's intermediates interleave M and K modes of extent 2: A is transposed once
+    (a complex copy) so that the GEMM reads every group as one stride, without tables."""
+    from einc.codegen.cuda.emit import _gett_groups
+    from einc.codegen.cuda.emit_skinny import skinny_layout
+    for subs, shapes in [("aibjckdlemfnogphqruv,kjilmnopstw->gbacdqefhruvstw", [(2,) * 20, (2,) * 11]),
+                         ("aibjckdlemfnogphqruv,ijklst->gabcdefhqrmnopuvts", [(2,) * 20, (2,) * 6])]:
+        p = plan_for(subs, shapes, "complex64", backend="cuda")
+        assert _rewritten(p) and len(p.steps[0].operands) == 1 and np.dtype(p.steps[0].compute).kind == "c"
+        (gemm,) = [s for s in p.steps if s.strategy == "gett"]
+        assert all(len(g) <= 1 for g in _gett_groups(gemm).values()), subs
+        sk = skinny_layout(gemm, 1)
+        assert ("tile", "skinny") not in gemm.config or not sk.rest
 
 
 def test_small_and_reduction_steps_keep_the_complex_kernels():
@@ -224,7 +242,7 @@ def test_gpu_torch_complex_matches_numpy_with_graph_replays(torch, fresh_executa
     ex = _cached_complex(kept[0].shape, dtype)
     assert ex.graph_error is None
     if ex.temp_bytes <= xc.GRAPH_MAX_TEMP_BYTES:
-        assert ex.graph_launches == 3 and ex.graph_updates >= 3
+        assert ex.graph_launches == 3 and ex.graph_updates >= 2  # calls 3 and 4 moved every pointer
 
 
 @pytest.mark.gpu
@@ -266,9 +284,16 @@ def test_gpu_k_zero_and_special_values(torch):
     ops = _ops([(300, 200), (200, 100)], "complex64", seed=5)
     ops[0][3, 7] = complex(np.inf, 0)
     ops[1][11, 9] = complex(0, np.nan)
+    # numpy's loop nest (optimize=False) is the rule: its BLAS path (optimize=True) turns the
+    # inf row into NaN (zgemm), the naive complex product keeps inf
+    ref = np.einsum("ij,jk->ik", *[o.astype(np.complex128) for o in ops], optimize=False)
     for _ in range(3):
-        r = einc.einsum("ij,jk->ik", *[torch.from_numpy(o).cuda() for o in ops])
-        assert_matches(r.cpu().numpy(), "ij,jk->ik", *ops, terms=200)
+        r = einc.einsum("ij,jk->ik", *[torch.from_numpy(o).cuda() for o in ops]).cpu().numpy()
+        np.testing.assert_array_equal(np.isnan(r), np.isnan(ref))
+        np.testing.assert_array_equal(np.isinf(r.real), np.isinf(ref.real))
+        np.testing.assert_array_equal(np.isinf(r.imag), np.isinf(ref.imag))
+        fin = np.isfinite(ref)
+        np.testing.assert_allclose(r[fin], ref[fin], rtol=1e-4, atol=1e-4 * np.abs(ref[fin]).max())
 
 
 @pytest.mark.gpu
