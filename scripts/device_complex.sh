@@ -17,5 +17,5 @@ timeout "${TEST_S:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider tests/t
   | tee "$OUT/gpu-complex-tests.txt" | tail -15
 echo "== sycamore, ${SLICES:-4} slices"
 timeout "${SYC_S:-230}" python3 scripts/sycamore_bench.py --devices 0 --slices "${SLICES:-4}" --profile \
-  --copy-intensity 0 --json "$OUT/syc.json" 2>&1 | grep -v "Warning\|warn(" | cut -c1-600 | tail -45
+  --json "$OUT/syc.json" 2>&1 | grep -v "Warning\|warn(" | cut -c1-600 | tail -45
 echo "rc=$?"
