@@ -67,6 +67,9 @@ H200 = DeviceProfile(
         # skinny (small N): TCCG intensli on the H200 measured 12-16 TFLOP/s fp32 (issue-bound,
         # 0.63 warps issued per scheduler cycle, ncu) and 6-9 on the converting bf16 path
         ("skinny/4", 16e12), ("skinny/8", 8e12), ("skinny/convert", 9e12),
+        # smallmn (whole small output per block, K in parts): 6x6 fp32 registers per thread,
+        # 12 loads per 144 FFMA; guess before the first H200 measurement (FFMA ~67, FP64 ~34)
+        ("smallmn/4", 40e12), ("smallmn/8", 20e12), ("smallmn/convert", 25e12),
     ))
 PROFILES = {"H200": H200}
 
@@ -85,7 +88,9 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "transpose": 0.7,  # 32x32 shared-memory tiles, both sides coalesced: guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
           "gett": 1.0,
-          "skinny": 0.9}  # every input byte once, 32-byte sectors or better: guess
+          "skinny": 0.9,  # every input byte once, 32-byte sectors or better: guess
+          "smallmn": 0.85,  # both operands along their unit-stride K modes, runs of 4-8: guess
+          "smallmn/gather": 0.25}  # an operand with no unit stride in K: 4-byte gathers (guess)
 LOOP_TERM_S = 30e-9  # one summed term per lane: L2 latency over 4 accumulators in flight (guess)
 TIE = 0.10  # predictions closer than this are within the model's error
 # gett or reduce: the loop kernels' rate on a GEMM is a guess, so the model overrides the
@@ -377,6 +382,62 @@ def skinny_pays(step, in_dtypes, res_dtype, compute, precision="highest", profil
     return mine <= other.seconds * (1 + TIE)  # a tie (K = 0: no work) goes to skinny
 
 
+def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
+    """The smallmn kernel (emit_smallmn.py) on ``step`` (its batch modes: one block each):
+    compute at the family's peak times the micro-tile's padding and idle lanes, the K box's
+    padding and the waves; memory at the access pattern's share, plus the partial tiles."""
+    from .codegen.cuda.emit_smallmn import geometry
+    compute = np.dtype(compute)
+    dtypes = [compute] + [np.dtype(d) for d in in_dtypes]
+    geo = geometry(step, dtypes, compute)
+    lay = geo["lay"]
+    family = ("smallmn/convert" if not geo["async_ok"] and any(d != compute for d in dtypes[1:])
+              else f"smallmn/{8 if compute.itemsize > 4 else 4}")
+    nb, M, N, K = geo["batch"], geo["M"], geo["N"], geo["K"]
+    te = M * N / (geo["tm"] * geo["rm"] * geo["tn"] * geo["rn"]) if M * N else 1.0
+    te *= geo["kg"] * geo["tm"] * geo["tn"] / geo["nt"]
+    box = geo["tx"] * geo["ty"] * geo["nx"] * geo["ny"]
+    te *= (lay.x[0] * (lay.y[0] if lay.y else 1)) / box if box else 1.0
+    we = wave_efficiency(nb, profile.sms * geo["per_sm"])
+    flops = 2 * M * N * K * nb
+    compute_s = flops / (profile.peak(family) * te * we) if flops else 0.0
+    fast = [abs(lay.x[1][t]) == 1 or (lay.y is not None and abs(lay.y[1][t]) == 1) for t in (1, 2)]
+    sizes = [nb * M * K * dtypes[1].itemsize, nb * N * K * dtypes[2].itemsize]
+    memory = sum(b / (profile.bandwidth * ACCESS["smallmn" if f else "smallmn/gather"]) for b, f in zip(sizes, fast))
+    memory += nb * M * N * compute.itemsize / profile.bandwidth
+    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
+                      f"smallmn {geo['rm']}x{geo['rn']}" + (f" parts={nb}" if nb > 1 else ""), te, we)
+
+
+def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:
+    """Whether a CUDA gett step should run on the smallmn kernel: it applies (M and N at most
+    emit_smallmn.MN_MAX, no batch, K at least K_MIN) and, cut into the plan's parts and
+    with the reduce over them, beats the tiled kernels at their best K split."""
+    from .codegen.cuda.emit_smallmn import cut_step, smallmn_applies, smallmn_cut
+    dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
+    force = os.environ.get("EINC_SMALLMN", "")  # "0": never, "1": wherever it applies
+    if force == "0" or not smallmn_applies(step, dtypes, np.dtype(compute)):
+        return False
+    if force == "1":
+        return True
+    profile = profile or profile_for()
+    cut = smallmn_cut(step, [np.dtype(compute)] + dtypes[1:], np.dtype(compute))
+    parts = int(np.prod([f for _, f in cut], dtype=np.int64)) if cut else 1
+    mine = predict_smallmn(cut_step(step, cut), in_dtypes, compute, profile).seconds
+    M, N, K, batch = _groups(step.modes)
+    item_c = np.dtype(compute).itemsize
+    if parts > 1:  # the reduce over the partial tiles
+        mine += predict_loop(parts * M * N, parts * M * N * item_c + M * N * np.dtype(res_dtype).itemsize, M * N,
+                             parts, "columns", item_c, profile).seconds
+    from .plan import _split_candidates
+    family = gett_family(in_dtypes, compute, precision, M * N * K * batch)
+    k_big = max(m.extent for m in step.modes if m.kind == "k")
+    items = (np.dtype(in_dtypes[0]).itemsize, np.dtype(res_dtype).itemsize, item_c)
+    gather = GATHER[min(_table_modes(step), len(GATHER) - 1)]
+    tiled = min(predict_split(M, N, K, batch, s, items, family, profile)[1] for s in _split_candidates(K, k_big))
+    return mine <= tiled / gather * (1 + TIE)
+
+
 def gett_config(modes, in_dtypes, compute, nbytes, profile=None) -> tuple:
     """A CUDA gett step's Step.config: the tile the model predicts fastest (emit reads it)."""
     profile = profile or profile_for()
@@ -449,6 +510,10 @@ def predict_step(plan, step, profile=None) -> Prediction:
     M, N, K, batch = _groups(step.modes)
     gemm = (step.strategy == "gett" and len(step.operands) == 2 and {"m", "n", "k"} <= kinds
             and "sum" not in kinds and compute.kind in "iuf" and all(dtype_kind(d) in "iuf" for d in dtypes[1:]))
+    if gemm and config_tile(step) == "smallmn":
+        from .codegen.cuda.emit_smallmn import smallmn_layout
+        if smallmn_layout(step, 0) is not None:
+            return predict_smallmn(step, dtypes[1:], compute, profile)
     if gemm and config_tile(step) == "skinny":
         from .codegen.cuda.emit_skinny import skinny_layout
         lay = skinny_layout(step)
@@ -491,7 +556,8 @@ def explain_lines(plan, profile=None) -> tuple:
     total, preds = predict_plan(plan, profile)
     per_step = []
     for s, p in zip(plan.steps, preds):
-        split = next((m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED), None)
+        cuts = [m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED]
+        split = int(np.prod(cuts)) if cuts else None
         how = f"{p.family}" + (f" split={split}" if split else "")
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",
                "memory": "memory-bound", "launch": "launch-bound"}[p.bound]

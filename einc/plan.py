@@ -16,7 +16,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import tuned as _tuned
-from .cost import TIE, gemm_strategy, gett_config, gett_family, predict_split, profile_for, skinny_pays
+from .cost import (TIE, config_tile, gemm_strategy, gett_config, gett_family, predict_split, profile_for,
+                   skinny_pays, smallmn_pays)
 from .dtypes import accumulator, kind as dtype_kind
 from .errors import EincValueError
 from .ir import Bound, Buffer, EllipsisDim, Layout, Mode, Plan, Step
@@ -125,6 +126,8 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
         draft = Step(tuple(op_bufs), res_buf, modes, strides, choice, compute, flops, nbytes, "", config)
         if skinny_pays(draft, in_dtypes, res_dtype, compute):
             config = (("tile", "skinny"),)
+        elif smallmn_pays(draft, in_dtypes, res_dtype, compute):
+            config = (("tile", "smallmn"),)
     if choice in ("generic", "reduce"):
         if choice == "generic":
             free = [j for j, m in enumerate(modes) if m.kind not in ("sum", "k")]
@@ -458,7 +461,7 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
     if step.strategy == "reduce":
         return _split_reduce_factor(step)
-    if step.strategy != "gett":
+    if step.strategy != "gett" or config_tile(step) == "smallmn":  # (it splits K itself)
         return 1
     k_total = size("k")
     biggest = max((m.extent for m in step.modes if m.kind == "k"), default=1)
@@ -478,6 +481,43 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     if best >= times[0][0] * (1 - TIE):
         return 1
     return min(s for t, s in times if t <= best * (1 + TIE))
+
+
+def smallmn_steps(step: Step, ops, tgt_buf, tgt_lay, tgt_dt, temp, backend) -> list:
+    """``step``, or the smallmn kernel's two steps when it wants its K cut into parts
+    (emit_smallmn.smallmn_cut: several K modes, so that the parts fill the GPU's resident
+    blocks once): the GEMM over the cut operands, slice indices as batch modes, into a
+    temporary [slices, C's labels], then a reduce step summing the slices in order into
+    the target (deterministic, unlike atomics)."""
+    if config_tile(step) != "smallmn":
+        return [step]
+    from dataclasses import replace
+    from .codegen.cuda.emit_smallmn import TILE, smallmn_cut
+    compute = np.dtype(step.compute)
+    in_dtypes = [d for _, _, d in ops]
+    cut = dict(smallmn_cut(step, [compute] + [np.dtype(d) for d in in_dtypes], compute))
+    if not cut:
+        return [step]
+
+    def cut_layout(lay: Layout) -> Layout:
+        labels, extents, strides = [], [], []
+        for l, e, st in zip(lay.labels, lay.extents, lay.strides):
+            if l in cut:
+                labels += [KSlice(l), l]
+                extents += [cut[l], e // cut[l]]
+                strides += [st * (e // cut[l]), st]
+            else:
+                labels.append(l)
+                extents.append(e)
+                strides.append(st)
+        return Layout(tuple(labels), tuple(extents), tuple(strides))
+
+    kept = tuple(KSlice(l) for l in cut)
+    tb, tl = temp(kept + tuple(tgt_lay.labels), tuple(cut.values()) + tuple(tgt_lay.extents))
+    gemm = make_step([b for b, _, _ in ops], [cut_layout(lay) for _, lay, _ in ops], tb, tl, in_dtypes, compute,
+                     compute, "gett", backend)
+    gemm = replace(gemm, config=(("tile", TILE),))
+    return [gemm, make_step([tb], [tl], tgt_buf, tgt_lay, [compute], tgt_dt, compute, None, backend)]
 
 
 SPLIT_SUM_MIN = 1 << 16  # summed elements per output below which one team per output suffices
@@ -624,7 +664,7 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
         step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
                          [d for _, _, d in ops], res_dt, cmp, tuned.strategy(k, strategy), backend)
         final = None  # (temp buffer, layout) the GEMM writes when the output needs a permutation
-        skinny = ("tile", "skinny") in step.config  # reads every operand in place
+        skinny = config_tile(step) in ("skinny", "smallmn")  # reads every operand in place
         if (rewrites and backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2
                 and not skinny):
             tc = tensor_core_copies(step, ops, precision)
@@ -651,7 +691,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
                                                   cmp, cmp, step.strategy, backend)))
             steps.append(make_step([tb], [tl], tgt_buf, tgt_lay, [cmp], tgt_dt, cmp, None, backend))
         else:
-            steps.append(tuned.tiled(k, step))
+            step = tuned.tiled(k, step)
+            steps += smallmn_steps(step, ops, tgt_buf, tgt_lay, tgt_dt, temp, backend)
         if final:  # the GEMM's row-major result, permuted into the real output
             steps.append(make_step([final[0]], [final[1]], res_buf, res_lay, [cmp], res_dt, cmp,
                                    "reduce", backend))

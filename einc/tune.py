@@ -60,8 +60,9 @@ def decision_points(t: Tuned) -> list:
 
 
 def candidates(t: Tuned, k: int, precision=None) -> list:
-    """Every choice for decision point k: reduce, then gett per tile and K split, and the
-    skinny kernel where the step has a small group."""
+    """Every choice for decision point k: reduce, then gett per tile and K split, the
+    skinny kernel where the step has a small group, and the smallmn kernel where its whole
+    output is small and K long."""
     from .plan import _split_candidates
     step, in_dtypes = t.seen[k]
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
@@ -72,7 +73,9 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     tiles = [None] if tc else list(simt_tiles())
     from .codegen.cuda.emit_skinny import TILE as SKINNY, skinny_layout
     skinny = [Choice("gett", SKINNY, 1)] if skinny_layout(step) is not None else []  # a small N or M group
-    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits] + skinny
+    from .codegen.cuda.emit_smallmn import TILE as SMALLMN, smallmn_layout
+    small = [Choice("gett", SMALLMN, 1)] if smallmn_layout(step) is not None else []  # a small output, long K
+    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits] + skinny + small
 
 
 def same(a: Choice, b: Choice) -> bool:

@@ -123,7 +123,8 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
     accepted so that tile choices may depend on it later. ``gett_tile`` forces one of
     ``GETT_TILES`` (the SIMT kernel, even where tensor cores apply) or of
     ``emit_mma.MMA_TILES`` (tests use it to run the large tiles on small problems), or
-    ``"skinny"`` (emit_skinny.py) for a step with a small N or M group.
+    ``"skinny"`` (emit_skinny.py) for a step with a small N or M group, or ``"smallmn"``
+    (emit_smallmn.py) for a step whose whole output is small.
     """
     dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype)
                                                             for o in step.operands]
@@ -131,6 +132,10 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
     if step.strategy == "gett" and _gett_applies(step, dtypes, compute):
         from .emit_skinny import TILE as SKINNY, emit_skinny, skinny_layout
         planned = next((x[1] for x in step.config if isinstance(x, tuple) and len(x) == 2 and x[0] == "tile"), None)
+        from .emit_smallmn import TILE as SMALLMN, emit_smallmn, smallmn_layout
+        # a planned smallmn step may write partial tiles for a later step: always honoured
+        if SMALLMN in (planned, gett_tile) and smallmn_layout(step, 0) is not None:
+            return emit_smallmn(step, dtypes, compute)
         if (gett_tile or planned) == SKINNY and skinny_layout(step, 1) is not None:
             return emit_skinny(step, dtypes, compute)
         from .emit_mma import MMA_TILES, emit_mma, mma_op

@@ -1,0 +1,180 @@
+"""The smallmn kernel (whole small output per block, K split into parts: `abcd,dbea->ec`)
+on the CPU emulator of the CUDA execution model, on NVRTC, in the plan, and on the GPU.
+
+The layouts pinned: A and B fast along different K modes (x and y of the K box, B read
+in place, no copy), both K-fast along one mode (16-byte pieces for both), operands fast
+along M / N (scalar loads), a tabled rest of K, ragged M, N and K boxes, K = 0, fp64, the
+converting register path (fp16), and the plan's partial tiles summed by a reduce step.
+"""
+import io
+
+import numpy as np
+import pytest
+
+from einc import api
+from einc.execute import Executable
+from einc.plan import KSlice
+from einc.codegen.cuda import emit_smallmn
+from einc.codegen.cuda.emit import compile_options, emit_step
+from einc.codegen.cuda.emit_smallmn import micro_tile, smallmn_layout
+
+from oracle import assert_matches
+from test_cuda_codegen import emulate, make, needs_emulator, resources
+
+# (subscripts, shapes, dtype, what it pins)
+CASES = [
+    ("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], "float32", "A x-fast pieces, B y-fast, ragged box"),
+    ("abcd,dbea->ec", [(8, 2, 70, 8), (8, 2, 75, 8)], "float32", "ragged M = 70, N = 75"),
+    ("ik,jk->ij", [(9, 100), (13, 100)], "float32", "both K-fast on one mode: pieces for both"),
+    ("ki,kj->ij", [(90, 9), (90, 13)], "float32", "A M-fast, B N-fast: scalar loads"),
+    ("abcdf,dbfea->ec", [(4, 3, 6, 5, 2), (5, 3, 2, 7, 4)], "float32", "tabled rest (b, d)"),
+    ("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], "float64", "fp64, 8-byte copies"),
+    ("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], "float16", "converting register path"),
+    ("ik,jk->ij", [(7, 0), (5, 0)], "float32", "K = 0 gives zeros"),
+    ("ik,jk->ij", [(128, 40), (128, 40)], "float32", "M = N = 128"),
+]
+IDS = [c[3] for c in CASES]
+
+
+def _plan(subs, shapes, dtype):
+    return api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+
+
+def _terms(shapes):
+    return max(1, int(np.prod([max(n, 1) for s in shapes for n in s])))
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
+def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
+    rng = np.random.default_rng(len(subs) * 5 + len(shapes[0]))
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    assert smallmn_layout(p.steps[-1], 0) is not None
+    got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
+    assert_matches(got, subs, *ops, terms=_terms(shapes))
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype", [
+    ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float32"),
+    ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float64"),
+])
+def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype):
+    monkeypatch.setattr(emit_smallmn, "K_MIN", 1)
+    monkeypatch.setattr(emit_smallmn, "MIN_SLICES", 2)
+    monkeypatch.setenv("EINC_SMALLMN", "1")
+    rng = np.random.default_rng(5)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    gemm = next(s for s in p.steps if s.strategy == "gett")
+    assert gemm.config == (("tile", "smallmn"),)
+    assert [s.strategy for s in p.steps] == ["gett", "reduce"]  # no K-order copy of B
+    cuts = [m for m in gemm.modes if isinstance(m.label, KSlice)]
+    assert cuts and all(m.kind == "batch" for m in cuts)
+    got = emulate(p, ops, max_grid=3)  # fewer blocks than parts: the kernel grid-strides
+    assert_matches(got, subs, *ops, terms=_terms(shapes))
+    cpu = np.full(p.out_shape, np.nan, dtype=p.out_dtype)
+    Executable(p)(ops, cpu)  # the cut plan is an ordinary plan: the CPU executor agrees
+    assert_matches(cpu, subs, *ops, terms=_terms(shapes))
+
+
+@pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
+def test_smallmn_compiles_for_sm90(subs, shapes, dtype, what):
+    from cuda.core import Program, ProgramOptions
+    p = _plan(subs, shapes, dtype)
+    k = emit_step(p, p.steps[-1], gett_tile="smallmn")
+    assert k.name.startswith("einc_smallmn_")
+    log = io.StringIO()
+    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
+    regs, st, ld = resources(log.getvalue())
+    assert 0 < regs <= 255, log.getvalue()
+
+
+def test_the_target_compiles_without_spills():
+    from cuda.core import Program, ProgramOptions
+    p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
+    k = emit_step(p, p.steps[0])
+    log = io.StringIO()
+    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
+    regs, st, ld = resources(log.getvalue())
+    assert 0 < regs <= 112 and st == 0 and ld == 0, log.getvalue()
+
+
+def test_the_plan_picks_smallmn_for_72_to_the_5th_and_reads_b_in_place():
+    p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
+    assert [s.strategy for s in p.steps] == ["gett", "reduce"]  # no K-order copy of B
+    gemm = p.steps[0]
+    assert gemm.config == (("tile", "smallmn"),)
+    parts = int(np.prod([m.extent for m in gemm.modes if isinstance(m.label, KSlice)]))
+    assert 200 <= parts <= 264 and p.buffers[gemm.result].size == parts * 72 * 72  # one wave, 2 blocks/SM
+    k = emit_step(p, gemm)
+    assert k.grid == (parts, 1, 1) and "B loads y-fast" in k.source and "x-fast 16-byte pieces" in k.source
+    assert k.aligned == (1,) and k.fallback is not None and "16-byte" not in k.fallback.source.split("// ---")[0]
+    # a square GEMM, a short K and a wide output keep the tiled kernels
+    for subs, shapes in [("ij,jk->ik", [(512, 512), (512, 512)]), ("ik,jk->ij", [(72, 2000), (72, 2000)]),
+                         ("ik,jk->ij", [(200, 100000), (72, 100000)])]:
+        p = api.plan_for(subs, shapes, "float32", backend="cuda")
+        assert all(("tile", "smallmn") not in s.config for s in p.steps)
+
+
+def test_explain_shows_the_smallmn_kernel():
+    from einc.cost import explain_lines
+    p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
+    lines, tail = explain_lines(p)
+    assert "smallmn" in lines[0] and "parts=" in lines[0]
+
+
+def test_micro_tile_covers_72_exactly():
+    assert micro_tile(72, 72, 4) == (6, 6, 12, 12, 2, 2)
+    rm, rn, tm, tn, kg, _ = micro_tile(70, 75, 4)
+    assert tm * rm >= 70 and tn * rn >= 75
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
+def test_gpu_smallmn_matches_numpy(monkeypatch, subs, shapes, dtype, what):
+    import einc
+    monkeypatch.setattr(emit_smallmn, "K_MIN", 0)  # the plan picks smallmn at these sizes too
+    monkeypatch.setattr(emit_smallmn, "MIN_SLICES", 1)
+    monkeypatch.setenv("EINC_SMALLMN", "1")
+    rng = np.random.default_rng(3)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    assert any(("tile", "smallmn") in s.config for s in p.steps)
+    got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
+    assert_matches(got, subs, *ops, terms=_terms(shapes))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_smallmn_on_strided_views_and_the_target(monkeypatch, dtype):
+    import einc
+    monkeypatch.setattr(emit_smallmn, "K_MIN", 1)
+    monkeypatch.setenv("EINC_SMALLMN", "1")
+    rng = np.random.default_rng(4)
+    a = make(rng, (20, 16, 72, 40), dtype)[:, ::2, :, ::2]  # strided A: no unit stride at all
+    b = make(rng, (20, 8, 70, 20), dtype).transpose(3, 1, 2, 0)  # B[d, b, e, a], unit stride along a
+    got = einc.einsum("abcd,dbea->ec", a, b, backend="cuda")
+    assert_matches(got, "abcd,dbea->ec", a, b, terms=20 * 8 * 20)
+    x, y = (make(rng, (72,) * 4, dtype) for _ in range(2))
+    p = api.plan_for("abcd,dbea->ec", [x.shape, y.shape], dtype, backend="cuda")
+    assert p.steps[0].config == (("tile", "smallmn"),)
+    out = np.full((72, 72), np.nan, dtype=dtype)
+    got = einc.einsum("abcd,dbea->ec", x, y, backend="cuda", out=out)
+    assert_matches(got, "abcd,dbea->ec", x, y, terms=72 ** 3)
+
+
+@pytest.mark.gpu
+def test_gpu_smallmn_misaligned_operand_runs_the_scalar_twin(monkeypatch):
+    import einc
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(emit_smallmn, "K_MIN", 1)
+    monkeypatch.setenv("EINC_SMALLMN", "1")
+    shapes = [(8, 6, 30, 16), (16, 6, 20, 8)]
+    flat = [torch.randn(int(np.prod(s)) + 1, device="cuda", dtype=torch.float64) for s in shapes]
+    a, b = flat[0][1:].view(*shapes[0]), flat[1][:-1].view(*shapes[1])  # A 8 bytes past 16-byte alignment
+    p = api.plan_for("abcd,dbea->ec", shapes, "float64", backend="cuda", strategy="gett")
+    assert emit_step(p, p.steps[0]).aligned == (1,)
+    got = einc.einsum("abcd,dbea->ec", a, b, strategy="gett").cpu().numpy()
+    assert_matches(got, "abcd,dbea->ec", a.cpu().numpy(), b.cpu().numpy(), terms=8 * 6 * 16)
