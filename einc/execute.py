@@ -193,7 +193,58 @@ def _ranged_runner(fn, bufs, dims, tab, work_elems, dt, chunks):
     return run
 
 
+def _k_split_pays(dims, work, compute, result) -> bool:
+    """Split K, not N, across threads: a GEMM step whose K dwarfs N (ccsd lik,jkl->ji:
+    M 126, N 128, K 16384). Split by columns, every thread packs all of A (M x K) and
+    only a sliver of B; split by K, each packs its own share of both, at the price of a
+    partial C per thread and their sum. Real and complex floating steps only (an integer
+    C is stored truncated, so partial sums could not be added afterwards)."""
+    nb, m, n, k = (int(v) for v in dims)
+    return (num_threads() > 1 and work >= PARALLEL_MIN_WORK and compute == result and compute.kind in "fc"
+            and k >= KSPLIT_MIN_RATIO * n and k >= 2 * num_threads() and 0 < nb * m * n <= KSPLIT_MAX_C)
+
+
+def _k_split_runner(fn, bufs, dims, tab, work_elems, dt):
+    """A gett step with K cut in one range per thread: each thread's kernel writes a compact
+    partial C (its own tables: C offsets b*M*N + m*N + n, the K tables sliced), then the
+    partials are summed into C through C's real offsets."""
+    c, a, b = bufs
+    nb, m, n, k = (int(v) for v in dims)
+    parts = min(num_threads(), k)
+    cut = np.cumsum([0, nb, nb, nb, m, m, n, n, k, k])
+    seg = [tab[lo:hi] for lo, hi in zip(cut, cut[1:])]
+    bA, bB, bC, mA, mC, nB, nC, kA, kB = seg
+    compact = [np.arange(nb, dtype=np.int64) * m * n, np.arange(m, dtype=np.int64) * n, np.arange(n, dtype=np.int64)]
+    tables = []
+    for t in range(parts):
+        k0, k1 = k * t // parts, k * (t + 1) // parts
+        tables.append((np.array([nb, m, n, k1 - k0], dtype=np.int64),
+                       np.concatenate([bA, bB, compact[0], mA, compact[1], nB, compact[2], kA[k0:k1], kB[k0:k1]])))
+    idx = (bC[:, None, None] + mC[None, :, None] + nC[None, None, :]).ravel()
+    lo = int(idx.min())
+    span, idx = int(idx.max()) - lo + 1, idx - lo
+    dense = span == idx.size and bool(np.all(idx == np.arange(span)))
+    item = np.dtype(dt).itemsize
+
+    def part(ptrs, t, into):
+        d, tb = tables[t]
+        fn(into, ptrs[a], ptrs[b], d.ctypes.data, tb.ctypes.data, _WORK.get(work_elems, dt).ctypes.data, 0, n)
+
+    def run(ptrs):
+        partial = np.empty((parts, nb * m * n), dtype=dt)  # per call: concurrent calls share the runner
+        p0 = partial.ctypes.data
+        _split(part, ptrs, [(t, p0 + t * partial.strides[0]) for t in range(parts)])
+        cview = np.frombuffer((ctypes.c_char * (span * item)).from_address(ptrs[c] + lo * item), dtype=dt)
+        if dense:
+            np.sum(partial, axis=0, out=cview)
+        else:
+            cview[idx] = partial.sum(axis=0)
+    return run
+
+
 ENTRY_NOGIL_MIN = 1 << 14  # loop points from which the builtin entry releases the GIL
+KSPLIT_MIN_RATIO = 4  # K >= this x N: split K across threads instead of N (gett)
+KSPLIT_MAX_C = 1 << 18  # C elements up to which each thread's partial C is a temporary
 LOOP_PARALLEL_MIN = 1 << 20  # loop-nest points below which one thread is faster
 CHUNKS_PER_THREAD = 4
 
@@ -311,7 +362,10 @@ class Executable:
             work_elems = gett_workspace_elems(dt, bits, step_dtypes(self.plan, step)[1])
             n = int(dims[2])
             c, (a, b) = step.result, step.operands[::-1] if swapped else step.operands
-            chunks = _column_chunks(n, int(np.prod(dims, dtype=np.int64)))
+            work = int(np.prod(dims, dtype=np.int64))
+            if _k_split_pays(dims, work, dt, self.plan.buffers[c].dtype):
+                return _k_split_runner(fn, (c, a, b), dims, tab, work_elems, dt)
+            chunks = _column_chunks(n, work)
             return _ranged_runner(fn, (c, a, b), dims, tab, work_elems, dt, chunks)
         nt = len(step.operands) + 1
         fn = ctypes.CFUNCTYPE(None, *([_VP] * (nt + 2)))(addr)
