@@ -83,8 +83,10 @@ def machine_info() -> dict:
 
 PROTOCOL = ("one worker process per side; per case, rounds of blocks alternating between the "
             "sides (first side rotating); before each block every worker's threads quiesced "
-            "(OpenBLAS's spin over), then warm-up calls, then timed samples; medians and mins "
-            "over all samples (einc/bench_protocol.py)")
+            "(OpenBLAS's spin over), then warm-up calls, then timed samples; a block during which "
+            "other processes used > 0.3 cores runs once more, the quieter kept; medians and mins "
+            "over all samples; foreign_load = other processes' cores during each side's blocks "
+            "(einc/bench_protocol.py)")
 
 
 def _save(kind, doc, loads):
@@ -94,6 +96,17 @@ def _save(kind, doc, loads):
     doc = {"machine": machine_info(), **doc, "protocol": PROTOCOL, "load_average_1min": loads}
     path.write_text(json.dumps(doc, indent=1))
     print(f"saved {path}")
+
+
+def _other(t) -> str:
+    """The highest other-process load (cores) during a case's blocks, for the table."""
+    xs = [v.get("foreign") for v in t.values() if v.get("foreign") is not None]
+    return f"{max(xs):.2f}" if xs else "-"
+
+
+def _mean_foreign(rows) -> float:
+    xs = [x for r in rows for x in r["foreign_load"].values() if x is not None]
+    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def _secs(t: float) -> str:
@@ -130,7 +143,7 @@ def run_bandwidth(repeat=21, save=True) -> int:
     with Bench(["einc", "numpy", "copy"], repeat=-(-repeat // 3), budget=4.0) as bench:
         copy = 2 * (32 << 20) / bench.time({"seed": 1, "bytes": 32 << 20}, ["copy"])["copy"]["median"]
         print(f"numpy copy (np.copyto, 32 MiB): {copy / 1e9:.2f} GB/s (bytes read + written / median time)")
-        print(f"{'case':<26}{'einc':>10}{'numpy':>10}{'vs numpy':>9}{'einc GB/s':>11}{'of copy':>9}")
+        print(f"{'case':<26}{'einc':>10}{'numpy':>10}{'vs numpy':>9}{'einc GB/s':>11}{'of copy':>9}{'other':>7}")
         bar = Progress(len(variants), "einc bench bandwidth")
         for seed, ((name, subs, shapes, dtype, nbytes, note), with_out) in enumerate(variants):
             bar.set_item(name)
@@ -147,16 +160,18 @@ def run_bandwidth(repeat=21, save=True) -> int:
             rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": dtype, "ok": ok,
                          "seconds": med, "min_seconds": {k: v["min"] for k, v in t.items()},
                          "samples": {k: v["samples"] for k, v in t.items()}, "bytes": nbytes,
+                         "foreign_load": {k: v.get("foreign") for k, v in t.items()},
                          "einc_bytes_per_s": bw, "fraction_of_copy": bw / copy if bw else None, "note": note,
                          "strategies": [s.strategy for s in api.plan_for(subs, shapes, dtype).steps]})
             bw_txt = f"{bw / 1e9:>11.2f}{bw / copy:>8.0%} " if bw else f"{'(view)':>11}{'-':>9}"
             bar.print(f"{name:<26}{_secs(med['einc']):>10}{_secs(med['numpy']):>10}{med['numpy'] / med['einc']:>8.2f}x"
-                      f"{bw_txt}{'' if ok else '  MISMATCH'}")
+                      f"{bw_txt}{_other(t):>6}{'' if ok else '  MISMATCH'}")
             bar.advance()
         bar.close()
     loads.append(load_average())
     print("(medians of wall time; vs numpy > 1: einc faster; GB/s = bytes read + written / einc's time)")
-    print(f"load average (1 min) before / after: {loads[0]} / {loads[1]}")
+    print(f"load average (1 min) before / after: {loads[0]} / {loads[1]}; other processes' load during "
+          f"the blocks, mean {_mean_foreign(rows):.2f} cores ('other': the case's highest side)")
     for r in rows:
         if r["note"]:
             print(f"  {r['case']}: {r['note']}")
@@ -182,7 +197,7 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
     loads = [load_average()]
     rows = []
     head = (f"{'case':<26}{'einc':>10}{'np(opt=F)':>11}{'np(opt=T)':>11}{'opt_einsum':>11}{'vs F':>7}{'vs T':>7}"
-            f"{'vs oe':>7}{'(mins)':>7}  GFLOP/s")
+            f"{'vs oe':>7}{'(mins)':>7}  GFLOP/s  other")
     print(head)
     bar = Progress(len(cases), f"einc bench {suite}")
     with Bench(sides, repeat=repeat) as bench:
@@ -194,7 +209,7 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
             ok = np.allclose(got, ref, rtol=1e-3, atol=1e-3 * max(1.0, float(np.abs(ref).max(initial=0))))
             del got, ref
             t = bench.time({"subs": subs, "shapes": [list(x) for x in shapes], "dtype": dtype, "seed": seed})
-            nan = {"median": float("nan"), "min": float("nan"), "samples": 0}
+            nan = {"median": float("nan"), "min": float("nan"), "samples": 0, "foreign": None}
             t = {k: t.get(k, nan) for k in ("einc", "numpy_noopt", "numpy_opt", "opt_einsum")}
             med = {k: v["median"] for k, v in t.items()}
             plan = einc.api.plan_for(subs, shapes, dtype)
@@ -202,11 +217,12 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
             rows.append({"case": name, "einsum": subs, "shapes": shapes, "dtype": dtype, "ok": bool(ok),
                          "seconds": med, "min_seconds": {k: v["min"] for k, v in t.items()},
                          "samples": {k: v["samples"] for k, v in t.items()},
+                         "foreign_load": {k: v.get("foreign") for k, v in t.items()},
                          "flops": flops, "strategies": [s.strategy for s in plan.steps]})
             bar.print(f"{name:<26}{med['einc']*1e3:>8.2f}ms{med['numpy_noopt']*1e3:>9.2f}ms{med['numpy_opt']*1e3:>9.2f}ms"
                       f"{med['opt_einsum']*1e3:>9.2f}ms{med['numpy_noopt']/med['einc']:>6.2f}x{med['numpy_opt']/med['einc']:>6.2f}x"
                       f"{med['opt_einsum']/med['einc']:>6.2f}x{t['opt_einsum']['min']/t['einc']['min']:>6.2f}x"
-                      f"  {flops / med['einc'] / 1e9:7.2f}{'' if ok else '  MISMATCH'}")
+                      f"  {flops / med['einc'] / 1e9:7.2f}{_other(t):>7}{'' if ok else '  MISMATCH'}")
             bar.advance()
     bar.close()
     loads.append(load_average())
@@ -218,7 +234,8 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
                "geomean_speedup_vs_opt_einsum": gm("opt_einsum"),
                "geomean_speedup_vs_opt_einsum_of_mins": gm("opt_einsum", "min_seconds"),
                "geomean_speedup_vs_numpy_opt_of_mins": gm("numpy_opt", "min_seconds"),
-               "slowest_vs_numpy_noopt": min(r["seconds"]["numpy_noopt"] / r["seconds"]["einc"] for r in rows)}
+               "slowest_vs_numpy_noopt": min(r["seconds"]["numpy_noopt"] / r["seconds"]["einc"] for r in rows),
+               "mean_foreign_load_cores": _mean_foreign(rows)}
     print(f"geometric mean speed-up: vs numpy(opt=F) {summary['geomean_speedup_vs_numpy_noopt']:.2f}x, "
           f"vs numpy(opt=T) {summary['geomean_speedup_vs_numpy_opt']:.2f}x, "
           f"vs opt_einsum {summary['geomean_speedup_vs_opt_einsum']:.2f}x "
@@ -227,7 +244,8 @@ def run_bench(suite="core", backend="cpu", repeat=5, save=True) -> int:
           f"slowest case vs numpy(opt=F) {summary['slowest_vs_numpy_noopt']:.2f}x")
     print("(x > 1: einc faster; medians of wall time; np(opt=F) = numpy.einsum(optimize=False); "
           "each side in its own process, quiesced warm blocks interleaved)")
-    print(f"load average (1 min) before / after: {loads[0]} / {loads[1]}")
+    print(f"load average (1 min) before / after: {loads[0]} / {loads[1]}; other processes' load during "
+          f"the blocks, mean {summary['mean_foreign_load_cores']:.2f} cores ('other': the case's highest side)")
     if save:
         _save(f"{suite}-{backend}", {"suite": suite, "backend": backend, "summary": summary, "rows": rows}, loads)
     return 0 if all(r["ok"] for r in rows) else 1
