@@ -67,9 +67,11 @@ H200 = DeviceProfile(
         # skinny (small N): TCCG intensli on the H200 measured 12-16 TFLOP/s fp32 (issue-bound,
         # 0.63 warps issued per scheduler cycle, ncu) and 6-9 on the converting bf16 path
         ("skinny/4", 16e12), ("skinny/8", 8e12), ("skinny/convert", 9e12),
-        # smallmn (whole small output per block, K in parts): 6x6 fp32 registers per thread,
-        # 12 loads per 144 FFMA; guess before the first H200 measurement (FFMA ~67, FP64 ~34)
-        ("smallmn/4", 40e12), ("smallmn/8", 20e12), ("smallmn/convert", 25e12),
+        # smallmn (whole small output per block, K in parts): abcd,dbea->ec 72^5 measured the
+        # kernel at ~190 us fp32 (20 TFLOP/s at wave efficiency 0.92) and ~400 us fp64;
+        # stall-bound (ncu: issue active 48%, shared-memory latency and barriers). The
+        # converting (fp16/bf16) path is a guess at 0.6x fp32.
+        ("smallmn/4", 22e12), ("smallmn/8", 10.5e12), ("smallmn/convert", 13e12),
     ))
 PROFILES = {"H200": H200}
 
@@ -406,7 +408,7 @@ def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
     memory = sum(b / (profile.bandwidth * ACCESS["smallmn" if f else "smallmn/gather"]) for b, f in zip(sizes, fast))
     memory += nb * M * N * compute.itemsize / profile.bandwidth
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
-                      f"smallmn {geo['rm']}x{geo['rn']}" + (f" parts={nb}" if nb > 1 else ""), te, we)
+                      f"smallmn {geo['rm']}x{geo['rn']} k{geo['bk']}", te, we)
 
 
 def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:

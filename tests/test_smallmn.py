@@ -56,6 +56,20 @@ def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
 
 
 @needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", [CASES[0], CASES[1], CASES[4], CASES[5]],
+                         ids=[CASES[i][3] for i in (0, 1, 4, 5)])
+def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, what):
+    monkeypatch.setenv("EINC_SMALLMN_BK", "64")  # the experiment switch: two k per lane and row
+    rng = np.random.default_rng(len(subs) * 3 + len(shapes[0]))
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    assert "EincSmallTile<" in (src := emit_step(p, p.steps[-1], gett_tile="smallmn").source)
+    assert ", 64, 1>" in src.split("einc_smallmn<")[-1]
+    got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
+    assert_matches(got, subs, *ops, terms=_terms(shapes))
+
+
+@needs_emulator
 @pytest.mark.parametrize("subs,shapes,dtype", [
     ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float32"),
     ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float64"),
@@ -122,7 +136,7 @@ def test_explain_shows_the_smallmn_kernel():
     from einc.cost import explain_lines
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     lines, tail = explain_lines(p)
-    assert "smallmn" in lines[0] and "parts=" in lines[0]
+    assert "smallmn 6x6" in lines[0] and "split=243" in lines[0]
 
 
 def test_micro_tile_covers_72_exactly():

@@ -31,7 +31,7 @@ TILE = "smallmn"
 MN_MAX = 128  # rows of A and of B one block keeps (RP, CP)
 K_MIN = 65536  # K below which the model keeps the tiled kernels (K-order copy, split-K): a guess,
 # conservative until smallmn is measured on shorter K than 72^3
-BK = 32  # k per slice (TX x TY)
+BK = 32  # k per slice (TX x TY); EINC_SMALLMN_BK=64 (experiments, not yet measured): half the barriers
 MIN_SLICES = 8  # slices per part below which a part is mostly pipeline prologue
 SMEM_PER_SM = 227 * 1024
 # by accumulator size, in order of preference: (32-bit registers the micro-tile's
@@ -74,7 +74,7 @@ def k_box(ks: list) -> tuple:
     x = unit(1) or unit(2) or max(ks, key=lambda e: e[0])
     others = [k for k in ks if k is not x]
     y = unit(2) if unit(2) is not None and unit(2) is not x else None
-    if y is None and x[0] < BK and others:
+    if y is None and x[0] < 64 and others:  # (a short x: the box takes a second K mode)
         y = max(others, key=lambda e: e[0])
     rest = [k for k in others if k is not y]
     order = lambda t: 0 if abs(x[1][t]) == 1 else 1 if y is not None and abs(y[1][t]) == 1 else 0
@@ -109,21 +109,21 @@ def smallmn_applies(step: Step, dtypes, compute) -> bool:
     return _gett_applies(step, dtypes, compute) and smallmn_layout(step) is not None
 
 
-def box(x, y) -> tuple:
-    """(TX, TY): the slice's box for K modes x and y (None: absent), TX x TY = BK, least
+def box(x, y, bk: int = 32) -> tuple:
+    """(TX, TY): the slice's box for K modes x and y (None: absent), TX x TY = bk, least
     padded work; ties to TX = 8 (whole 32-byte sectors of fp32 along x)."""
     if y is None:
-        return BK, 1
+        return bk, 1
     ex, ey = x[0], y[0]
-    cands = [(tx, BK // tx) for tx in (1, 2, 4, 8, 16, 32)]
+    cands = [(tx, bk // tx) for tx in (1, 2, 4, 8, 16, 32, 64) if tx <= bk]
     return min(cands, key=lambda c: (_cdiv(ex, c[0]) * c[0] * _cdiv(ey, c[1]) * c[1], abs(c[0].bit_length() - 4)))
 
 
-def box_efficiency(ks: list) -> tuple:
+def box_efficiency(ks: list, bk: int = 32) -> tuple:
     """(useful / padded k of the box walk, slices) for a K group."""
     ks = _merge(sorted(ks, key=lambda e: -abs(e[1][1])))
     x, y, rest, _, _ = k_box(ks)
-    tx, ty = box(x, y)
+    tx, ty = box(x, y, bk)
     ey = y[0] if y else 1
     padded = _cdiv(x[0], tx) * tx * _cdiv(ey, ty) * ty
     return (x[0] * ey / padded if padded else 1.0), _prod(rest) * _cdiv(x[0], tx) * _cdiv(ey, ty)
@@ -139,8 +139,8 @@ def micro_tile(M: int, N: int, acc: int) -> tuple:
     """
     for limits in LIMITS[8 if acc > 4 else 4]:
         got = _micro_tile(M, N, acc, *limits)
-        if got is not None:
-            return got + (limits[2],)
+        if got is not None:  # EINC_SMALLMN_MINB=1 (experiments): one block per SM, registers for unrolling
+            return got + (int(os.environ.get("EINC_SMALLMN_MINB", 0)) or limits[2],)
     raise AssertionError(f"no smallmn tile for {M} x {N}")  # MN_MAX keeps this unreachable
 
 
@@ -158,7 +158,7 @@ def _micro_tile(M, N, acc, regs, max_nt, _):
             if g > max_nt:
                 continue
             kg = 1
-            while kg * 2 <= BK // qk and kg * 2 * g <= max_nt:
+            while kg * 2 <= 32 // qk and kg * 2 * g <= max_nt:  # (whole 16-byte pieces of a 32-k slice)
                 kg *= 2
             nt = _cdiv(kg * g, 32) * 32
             if nt > max_nt:
@@ -180,21 +180,28 @@ def geometry(step: Step, dtypes, compute) -> dict:
     acc = _ACC_SIZE[_COMPUTE[compute.name][1]]
     nb, M, N, K = lay.sizes
     rm, rn, tm, tn, kg, minb = micro_tile(max(M, 1), max(N, 1), acc)
-    tx, ty = box(lay.x, lay.y)
     rp, cp, nt = tm * rm, tn * rn, _cdiv(kg * tm * tn, 32) * 32
-    pitch = BK + 16 // acc
     async_ok = _async_ok(dtypes, compute)
     tables = (rp + cp + 1) // 2 * 16
-    stages = int(os.environ.get("EINC_SMALLMN_STAGES", 4)) if async_ok else 2  # (the variable: experiments)
-    smem = lambda s: tables + max(s * (rp + cp) * pitch * acc, (kg - 1) * rp * cp * acc)
-    while stages > 2 and smem(stages) * minb > SMEM_PER_SM - 2048 * minb:
+    budget = (SMEM_PER_SM - 2048 * minb) // minb
+    smem = lambda s, bk: tables + max(s * (rp + cp) * (bk + 16 // acc) * acc, (kg - 1) * rp * cp * acc)
+    # the slice: 32 k (measured); 64 k with EINC_SMALLMN_BK=64 where two stages fit (half the
+    # barriers and slice set-up, whole 32-byte sectors for both operands at 72^5; unmeasured)
+    bk = int(os.environ.get("EINC_SMALLMN_BK", BK))
+    bk = 64 if bk == 64 and async_ok and smem(2, 64) <= budget else 32  # (the register path spills at 64)
+    # stages: 3 (measured faster than 4 at 32 k: more L1 left), fewer where they don't fit
+    stages = int(os.environ.get("EINC_SMALLMN_STAGES", 0)) or 3
+    stages = stages if async_ok else 2
+    while stages > 2 and smem(stages, bk) > budget:
         stages -= 1
+    tx, ty = box(lay.x, lay.y, bk)
     ex, ey = lay.x[0], lay.y[0] if lay.y else 1
     R = _prod(lay.rest)
     nx, ny = _cdiv(ex, tx), _cdiv(ey, ty)
     regs = (rm * rn + 16 // acc * (rm + rn)) * max(1, acc // 4) + 32  # estimate: tile + addresses
-    per_sm = max(minb, min(32, 2048 // nt, SMEM_PER_SM // (smem(stages) + 1024), 65536 // (nt * regs)))
-    return dict(lay=lay, rm=rm, rn=rn, tm=tm, tn=tn, kg=kg, tx=tx, ty=ty, nt=nt, stages=stages, smem=smem(stages),
+    per_sm = max(minb, min(32, 2048 // nt, SMEM_PER_SM // (smem(stages, bk) + 1024), 65536 // (nt * regs)))
+    return dict(lay=lay, rm=rm, rn=rn, tm=tm, tn=tn, kg=kg, tx=tx, ty=ty, nt=nt, stages=stages, smem=smem(stages, bk),
+                bk=bk,
                 minb=minb, R=R, nx=nx, ny=ny, slices=R * nx * ny, async_ok=async_ok, per_sm=per_sm, batch=nb,
                 M=M, N=N, K=K)
 
@@ -222,7 +229,7 @@ def smallmn_cut(step: Step, dtypes, compute) -> tuple:
         for (label, e, st), f in zip(kmodes, cuts):
             parts *= f
             ks.append((e // f, st))
-        eff, slices = box_efficiency(ks)
+        eff, slices = box_efficiency(ks, geo["bk"])
         waves = parts / (_cdiv(parts, slots) * slots)
         short = min(1.0, slices / MIN_SLICES)
         return waves * eff * short, parts
@@ -314,10 +321,10 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
                          ([lay.y] if lay.y else []) if e > 0)
     off32 = max(span(1), span(2)) < 2 ** 31 - 2 ** 20  # (with slack for a box's padding)
     flags = (async_ok, tab_r, lay.a_ord, lay.b_ord, a_vec, b_vec, stride_a, stride_b, off32)
-    key = (VERSION, TILE, rm, rn, tm, tn, kg, tx, stages, qu, geo["minb"], flags, dtypes[0].name, compute.name,
+    key = (VERSION, TILE, rm, rn, tm, tn, kg, tx, stages, geo["bk"], qu, geo["minb"], flags, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name(TILE, key, dtypes)
-    targs = ", ".join([f"EincSmallTile<{rm}, {rn}, {tm}, {tn}, {kg}, {tx}, {stages}, {qu}>", b(async_ok), b(tab_r),
+    targs = ", ".join([f"EincSmallTile<{rm}, {rn}, {tm}, {tn}, {kg}, {tx}, {stages}, {geo['bk']}, {qu}>", b(async_ok), b(tab_r),
                        str(lay.a_ord), str(lay.b_ord), b(a_vec), b(b_vec), b(stride_a), b(stride_b), b(off32), tout,
                        tcn, tan,
                        sa, sb])

@@ -14,23 +14,26 @@
 // K is walked as a box: x (A's unit-stride K mode when it has one), y (B's unit-stride K
 // mode when it is another one, else a second K mode when x is short, else absent) and
 // `rest` (every other K mode: one stride, or offset tables ra/rb of R entries). A slice is
-// TX x TY = BK = 32 consecutive (x, y) of one rest index; a block walks its batch index's
-// slices x-block fastest, then y-block, then rest.
-// So both operands are read along their own unit stride (no transposed copy of B first):
-// A's loads run along x, B's along y, each in runs of TX or TY elements.
+// TX x TY = BK (32, or 64 as an experiment) consecutive (x, y) of one rest index; a block
+// walks its batch index's slices x-block fastest, then y-block, then rest (a cursor, no
+// divisions). So both operands are read along their own unit stride (no transposed copy
+// of B first): A's loads run along x, B's along y, in runs of TX or TY elements. Rows of
+// A and B come from a stride (one M or N mode) or the shared-memory tables; offsets are
+// 32-bit when both operands span fewer than 2^31 elements.
 //
 // Shared memory: the M and N row offsets of A and B (int64, filled once), then an S-stage
 // ring of slices, As[RP][PITCH] and Bs[CP][PITCH] per stage, k contiguous (PITCH = BK + one
 // 16-byte pad, so rows are 16-byte aligned and successive rows start 4 banks apart).
 //
 // Loads of a slice (every thread, NT = a multiple of 32): scalar (4- or 8-byte cp.async):
-// warp w loads rows w + NW i, lane l the k of the slice at (dx, dy) = (l % TX, l / TX) when
-// the operand is x-fast (ORD 0), (l / TY, l % TY) when y-fast (ORD 1); the smem k index is
-// always kk = dy TX + dx, a permutation of the lanes (conflict-free stores). Vector (VEC: an
-// x-fast operand with unit stride, TX a multiple of the 16-byte piece V, and every offset a
-// multiple of V, which the emitter checks; the runtime launches the scalar twin when the
-// pointer is not 16-byte aligned): thread t copies piece t % (BK/V) of the rows
-// t / (BK/V) + (NT / (BK/V)) i. Out-of-range rows and k arrive as zeros.
+// warp w loads rows w + NW i, lane l the k e = l + 32 h (h < BK/32) of the slice at
+// (dx, dy) = (e % TX, e / TX) when the operand is x-fast (ORD 0), (e / TY, e % TY) when
+// y-fast (ORD 1); the smem k index is always kk = dy TX + dx, a permutation of the lanes
+// (conflict-free stores). Vector (VEC: an x-fast operand with unit stride, TX a multiple of
+// the 16-byte piece V, and every offset a multiple of V, which the emitter checks; the
+// runtime launches the scalar twin when the pointer is not 16-byte aligned): thread t
+// copies piece t % (BK/V) of the rows t / (BK/V) + (NT / (BK/V)) i. Out-of-range rows and
+// k arrive as zeros (copies of 0 bytes, which read nothing).
 //
 // Compute: KG groups of TM x TN threads; group g multiplies the k in [g BK/KG, (g+1) BK/KG)
 // of every slice; thread (ty, tx) owns rows ty + TM i and columns tx + TN j, reading QK =
@@ -70,11 +73,12 @@ struct EincSmallMeta {
   const long long* tc_b;
 };
 
-template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int QU_ = 1> struct EincSmallTile {
-  static constexpr int RM = RM_, RN = RN_, TM = TM_, TN = TN_, KG = KG_, TX = TX_, S = S_, QU = QU_;
-  static constexpr int BK = 32, TY = BK / TX, RP = TM * RM, CP = TN * RN, G = TM * TN;
+template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ = 32, int QU_ = 1>
+struct EincSmallTile {
+  static constexpr int RM = RM_, RN = RN_, TM = TM_, TN = TN_, KG = KG_, TX = TX_, S = S_, BK = BK_, QU = QU_;
+  static constexpr int TY = BK / TX, RP = TM * RM, CP = TN * RN, G = TM * TN, H = BK / 32;
   static constexpr int NT = (KG * G + 31) / 32 * 32, NW = NT / 32;
-  static_assert(TX * TY == BK && BK % KG == 0, "a slice is 32 k, split evenly over the groups");
+  static_assert(TX * TY == BK && BK % 32 == 0 && BK % KG == 0, "a slice is 32 or 64 k, split evenly over groups");
 };
 
 // Bytes of shared memory: row-offset tables, then the ring (or the group reduction area).
@@ -125,17 +129,24 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   for (int r = tid; r < CP; r += NT) s_bn[r] = r < N ? __ldg(p.tb_n + r) : 0;
   __syncthreads();  // RAW: the row tables are complete
 
-  // This thread's place in a slice for scalar loads: (dx, dy) and the smem k index.
-  auto place = [&](int ord, int& dx, int& dy) {
-    dx = ord == 0 ? lane % TX : lane / TY;
-    dy = ord == 0 ? lane / TX : lane % TY;
-  };
-  int adx, ady, bdx, bdy;
-  place(A_ORD, adx, ady);
-  place(B_ORD, bdx, bdy);
+  // This thread's places in a slice for scalar loads: the k lane + 32 h (h < H) of its
+  // rows, as (dx, dy), offset and smem k index.
+  constexpr int H = Cfg::H;
   using O = typename EincSmallOff<OFF32>::T;
-  const O a_koff = static_cast<O>(adx * p.a_x + ady * p.a_y), b_koff = static_cast<O>(bdx * p.b_x + bdy * p.b_y);
-  const int a_kk = ady * TX + adx, b_kk = bdy * TX + bdx;
+  int adx[H], ady[H], bdx[H], bdy[H], a_kk[H], b_kk[H];
+  O a_koff[H], b_koff[H];
+#pragma unroll
+  for (int h = 0; h < H; ++h) {
+    const int e = lane + 32 * h;
+    adx[h] = A_ORD == 0 ? e % TX : e / TY;
+    ady[h] = A_ORD == 0 ? e / TX : e % TY;
+    bdx[h] = B_ORD == 0 ? e % TX : e / TY;
+    bdy[h] = B_ORD == 0 ? e / TX : e % TY;
+    a_koff[h] = static_cast<O>(adx[h] * p.a_x + ady[h] * p.a_y);
+    b_koff[h] = static_cast<O>(bdx[h] * p.b_x + bdy[h] * p.b_y);
+    a_kk[h] = ady[h] * TX + adx[h];
+    b_kk[h] = bdy[h] * TX + bdx[h];
+  }
   // Vector pieces: piece q of a row holds k [V q, V q + V) = x [dx0, dx0 + V) at one dy.
   constexpr int PA = BK / VA, PB = BK / VB;  // pieces per row
   const int aq = tid % PA, bq = tid % PB;
@@ -172,8 +183,8 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   // copy size depends on range: an out-of-range copy moves 0 bytes and reads nothing, so
   // its address needs no select (measured: 27 SELs a slice).
   auto issue_rows = [&](auto rows_c, auto vec_c, auto stride_c, auto* dst, const auto* src, const long long* s_rows,
-                        O rstride, int nrows, O base, O koff, int kk, bool kin, O vkoff, int vdx, int vdy, int q,
-                        int xl, int yl) {
+                        O rstride, int nrows, O base, const O (&koff)[H], const int (&kk)[H], const int (&dx)[H],
+                        const int (&dy)[H], O vkoff, int vdx, int vdy, int q, int xl, int yl) {
     constexpr int ROWS = decltype(rows_c)::value, V = decltype(vec_c)::value;
     constexpr bool STRIDED = decltype(stride_c)::value;
     constexpr int item = static_cast<int>(sizeof(*src));
@@ -193,16 +204,24 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       }
     } else {
       constexpr int LR = (ROWS + NW - 1) / NW;
-      O off = base + koff + (STRIDED ? static_cast<O>(warp) * rstride : O(0));
+      bool kin[H];
+#pragma unroll
+      for (int h = 0; h < H; ++h) kin[h] = dx[h] < xl && dy[h] < yl;
+      O off[H];
+#pragma unroll
+      for (int h = 0; h < H; ++h) off[h] = base + koff[h] + (STRIDED ? static_cast<O>(warp) * rstride : O(0));
 #pragma unroll
       for (int i = 0; i < LR; ++i) {
         const int row = warp + NW * i;
-        if (ROWS % NW == 0 || row < ROWS) {
-          const bool ok = kin && row < nrows;
-          const O o = STRIDED ? off : off + static_cast<O>(s_rows[row]);
-          einc_cp_async(reinterpret_cast<TA*>(dst + row * PITCH + kk), reinterpret_cast<const TA*>(src + o), ok);
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+          if (ROWS % NW == 0 || row < ROWS) {
+            const O o = STRIDED ? off[h] : off[h] + static_cast<O>(s_rows[row]);
+            einc_cp_async(reinterpret_cast<TA*>(dst + row * PITCH + kk[h]), reinterpret_cast<const TA*>(src + o),
+                          kin[h] && row < nrows);
+          }
+          if (STRIDED) off[h] += NW * rstride;
         }
-        if (STRIDED) off += NW * rstride;
       }
     }
   };
@@ -215,14 +234,14 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     SA* as = reinterpret_cast<SA*>(ring + stage * STAGE);
     SB* bs = reinterpret_cast<SB*>(ring + stage * STAGE + RP * PITCH);
     issue_rows(EincInt<RP>{}, EincInt<A_VEC ? VA : 1>{}, EincInt<STRIDE_A>{}, as, A, s_am, O(p.a_m), M, a0, a_koff, a_kk,
-               adx < xl && ady < yl, a_vkoff, a_vdx, a_vdy, aq, xl, yl);
+               adx, ady, a_vkoff, a_vdx, a_vdy, aq, xl, yl);
     issue_rows(EincInt<CP>{}, EincInt<B_VEC ? VB : 1>{}, EincInt<STRIDE_B>{}, bs, B, s_bn, O(p.b_n), N, b0, b_koff, b_kk,
-               bdx < xl && bdy < yl, b_vkoff, b_vdx, b_vdy, bq, xl, yl);
+               bdx, bdy, b_vkoff, b_vdx, b_vdy, bq, xl, yl);
   };
 
   // Register path: one slice of this thread's scalar elements, converted to TA.
   constexpr int LRA = (RP + NW - 1) / NW, LRB = (CP + NW - 1) / NW;
-  TA ra[ASYNC ? 1 : LRA], rb[ASYNC ? 1 : LRB];
+  TA ra[ASYNC ? 1 : LRA][H], rb[ASYNC ? 1 : LRB][H];
   auto fetch = [&](O ab, O bb) {
     if constexpr (!ASYNC) {
       O a0, b0;
@@ -230,16 +249,19 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       next_slice(a0, b0, xl, yl);
       a0 += ab;
       b0 += bb;
-      const bool ak = adx < xl && ady < yl, bk = bdx < xl && bdy < yl;
 #pragma unroll
-      for (int i = 0; i < LRA; ++i) {
-        const int row = warp + NW * i;
-        ra[i] = ak && row < M ? load_as<TC, TA>(A + a0 + a_row(row) + a_koff) : zero<TA>();
-      }
+      for (int h = 0; h < H; ++h) {
+        const bool ak = adx[h] < xl && ady[h] < yl, bk = bdx[h] < xl && bdy[h] < yl;
 #pragma unroll
-      for (int i = 0; i < LRB; ++i) {
-        const int row = warp + NW * i;
-        rb[i] = bk && row < N ? load_as<TC, TA>(B + b0 + b_row(row) + b_koff) : zero<TA>();
+        for (int i = 0; i < LRA; ++i) {
+          const int row = warp + NW * i;
+          ra[i][h] = ak && row < M ? load_as<TC, TA>(A + a0 + a_row(row) + a_koff[h]) : zero<TA>();
+        }
+#pragma unroll
+        for (int i = 0; i < LRB; ++i) {
+          const int row = warp + NW * i;
+          rb[i][h] = bk && row < N ? load_as<TC, TA>(B + b0 + b_row(row) + b_koff[h]) : zero<TA>();
+        }
       }
     }
   };
@@ -248,11 +270,14 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       TA* as = ring + stage * STAGE;
       TA* bs = as + RP * PITCH;
 #pragma unroll
-      for (int i = 0; i < LRA; ++i)
-        if (RP % NW == 0 || warp + NW * i < RP) as[(warp + NW * i) * PITCH + a_kk] = ra[i];
+      for (int h = 0; h < H; ++h) {
 #pragma unroll
-      for (int i = 0; i < LRB; ++i)
-        if (CP % NW == 0 || warp + NW * i < CP) bs[(warp + NW * i) * PITCH + b_kk] = rb[i];
+        for (int i = 0; i < LRA; ++i)
+          if (RP % NW == 0 || warp + NW * i < RP) as[(warp + NW * i) * PITCH + a_kk[h]] = ra[i][h];
+#pragma unroll
+        for (int i = 0; i < LRB; ++i)
+          if (CP % NW == 0 || warp + NW * i < CP) bs[(warp + NW * i) * PITCH + b_kk[h]] = rb[i][h];
+      }
     }
   };
 
