@@ -32,6 +32,7 @@ CASES = [
     ("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], "float16", "converting register path"),
     ("ik,jk->ij", [(7, 0), (5, 0)], "float32", "K = 0 gives zeros"),
     ("ik,jk->ij", [(128, 40), (128, 40)], "float32", "M = N = 128"),
+    ("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], "int32", "int32 sums wrap in uint32"),
 ]
 IDS = [c[3] for c in CASES]
 
@@ -130,6 +131,17 @@ def test_the_plan_picks_smallmn_for_72_to_the_5th_and_reads_b_in_place():
                          ("ik,jk->ij", [(200, 100000), (72, 100000)])]:
         p = api.plan_for(subs, shapes, "float32", backend="cuda")
         assert all(("tile", "smallmn") not in s.config for s in p.steps)
+
+
+def test_einc_tune_offers_smallmn():
+    from einc.tune import candidates, plan_with
+    from einc.tuned import Choice
+    _, t = plan_with("abcd,dbea->ec", [(72,) * 4] * 2, "float32")
+    assert Choice("gett", "smallmn", 1) in candidates(t, 0)
+    p, _ = plan_with("abcd,dbea->ec", [(72,) * 4] * 2, "float32", {0: Choice("gett", "64x64x8", 36)})
+    assert all(("tile", "smallmn") not in s.config for s in p.steps)  # a tuned pick overrides the model
+    p, _ = plan_with("abcd,dbea->ec", [(72,) * 4] * 2, "float32", {0: Choice("gett", "smallmn", 1)})
+    assert [s.strategy for s in p.steps] == ["gett", "reduce"] and p.steps[0].config == (("tile", "smallmn"),)
 
 
 def test_explain_shows_the_smallmn_kernel():
