@@ -105,7 +105,7 @@ def test_k_and_n_are_one_stride_each_for_a_plain_gemm():
 def test_a_scattered_a_is_copied_into_gemm_order_and_no_table_is_left():
     """Sycamore's intermediates interleave M and K modes of extent 2: A is transposed once
     (a complex copy) so that the GEMM reads every group as one stride, without tables."""
-    from einc.codegen.cuda.emit import _gett_groups
+    from einc.codegen.cuda.emit import _gett_groups, _transpose_axes, emit_step
     from einc.codegen.cuda.emit_skinny import skinny_layout
     for subs, shapes in [("aibjckdlemfnogphqruv,kjilmnopstw->gbacdqefhruvstw", [(2,) * 20, (2,) * 11]),
                          ("aibjckdlemfnogphqruv,ijklst->gabcdefhqrmnopuvts", [(2,) * 20, (2,) * 6])]:
@@ -115,6 +115,12 @@ def test_a_scattered_a_is_copied_into_gemm_order_and_no_table_is_left():
         assert all(len(g) <= 1 for g in _gett_groups(gemm).values()), subs
         sk = skinny_layout(gemm, 1)
         assert ("tile", "skinny") not in gemm.config or not sk.rest
+        # the copy moves contiguous runs as single modes, never 2 x 2 tiles of the transpose kernel
+        copy = p.steps[0]
+        assert len(copy.modes) < len(shapes[0])
+        k = emit_step(p, copy)
+        axes = _transpose_axes(copy)
+        assert k.key[1] != "transpose" or min(copy.modes[j].extent for j in axes) >= 32
 
 
 def test_small_and_reduction_steps_keep_the_complex_kernels():
