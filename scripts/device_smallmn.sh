@@ -12,6 +12,8 @@ v EINC_SMALLMN_BK=64                      # 64-k slices, 2 stages (half the barr
 v EINC_SMALLMN_STAGES=4                    # (measured slower than 3 at 32 k)
 v EINC_SMALLMN_MINB=1 EINC_SMALLMN_QU=8    # one block per SM, quads fully unrolled (168 registers)
 v EINC_SMALLMN_MINB=1 EINC_SMALLMN_QU=2 EINC_SMALLMN_BK=64
+v EINC_SMALLMN_OCTETS=1                    # thread order without quarter-warp bank conflicts on B
+v EINC_SMALLMN_OCTETS=1 EINC_SMALLMN_BK=64
 echo "== float64"; timeout 40 python3 scripts/case_bench.py float64 $T72 2>&1 | tail -1
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed.sum,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem
 echo "== ncu"; timeout 60 ncu --clock-control none -k regex:einc --launch-skip 2 --launch-count 2 --metrics $M \

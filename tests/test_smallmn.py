@@ -60,12 +60,13 @@ def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
 @pytest.mark.parametrize("subs,shapes,dtype,what", [CASES[0], CASES[1], CASES[4], CASES[5]],
                          ids=[CASES[i][3] for i in (0, 1, 4, 5)])
 def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, what):
-    monkeypatch.setenv("EINC_SMALLMN_BK", "64")  # the experiment switch: two k per lane and row
+    monkeypatch.setenv("EINC_SMALLMN_BK", "64")  # the experiment switches: two k per lane and row,
+    monkeypatch.setenv("EINC_SMALLMN_OCTETS", "1")  # and the octet thread order (TN = 12 for 72)
     rng = np.random.default_rng(len(subs) * 3 + len(shapes[0]))
     ops = [make(rng, s, dtype) for s in shapes]
     p = _plan(subs, shapes, dtype)
     assert "EincSmallTile<" in (src := emit_step(p, p.steps[-1], gett_tile="smallmn").source)
-    assert ", 64, 1>" in src.split("einc_smallmn<")[-1]
+    assert ", 64, 1, " in src.split("einc_smallmn<")[-1]
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
     assert_matches(got, subs, *ops, terms=_terms(shapes))
 
@@ -149,6 +150,18 @@ def test_explain_shows_the_smallmn_kernel():
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     lines, tail = explain_lines(p)
     assert "smallmn 6x6" in lines[0] and "split=243" in lines[0]
+
+
+@needs_emulator
+def test_emulated_octet_thread_order_on_the_72_tile(monkeypatch):
+    monkeypatch.setenv("EINC_SMALLMN_OCTETS", "1")
+    subs, shapes = "abcd,dbea->ec", [(4, 2, 72, 8), (8, 2, 72, 4)]
+    rng = np.random.default_rng(9)
+    ops = [make(rng, s, "float32") for s in shapes]
+    p = _plan(subs, shapes, "float32")
+    assert "12, 2, 8, 3, 32, 1, true>" in emit_step(p, p.steps[-1], gett_tile="smallmn").source
+    got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
+    assert_matches(got, subs, *ops, terms=_terms(shapes))
 
 
 def test_micro_tile_covers_72_exactly():

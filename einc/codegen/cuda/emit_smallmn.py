@@ -321,13 +321,15 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
                          ([lay.y] if lay.y else []) if e > 0)
     off32 = max(span(1), span(2)) < 2 ** 31 - 2 ** 20  # (with slack for a box's padding)
     flags = (async_ok, tab_r, lay.a_ord, lay.b_ord, a_vec, b_vec, stride_a, stride_b, off32)
-    key = (VERSION, TILE, rm, rn, tm, tn, kg, tx, stages, geo["bk"], qu, geo["minb"], flags, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]))
+    w = tn % 8  # EINC_SMALLMN_OCTETS=1 (experiment, unmeasured): B reads free of quarter-warp conflicts
+    octets = (os.environ.get("EINC_SMALLMN_OCTETS") == "1" and w in (1, 2, 4) and tm % (8 // w) == 0
+              and (tm * tn) % 8 == 0)
+    key = (VERSION, TILE, rm, rn, tm, tn, kg, tx, stages, geo["bk"], qu, octets, geo["minb"], flags,
+           dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
     name = _name(TILE, key, dtypes)
-    targs = ", ".join([f"EincSmallTile<{rm}, {rn}, {tm}, {tn}, {kg}, {tx}, {stages}, {geo['bk']}, {qu}>", b(async_ok), b(tab_r),
-                       str(lay.a_ord), str(lay.b_ord), b(a_vec), b(b_vec), b(stride_a), b(stride_b), b(off32), tout,
-                       tcn, tan,
-                       sa, sb])
+    targs = ", ".join([f"EincSmallTile<{rm}, {rn}, {tm}, {tn}, {kg}, {tx}, {stages}, {geo['bk']}, {qu}, {b(octets)}>",
+                       *map(b, (async_ok, tab_r)), str(lay.a_ord), str(lay.b_ord),
+                       *map(b, (a_vec, b_vec, stride_a, stride_b, off32)), tout, tcn, tan, sa, sb])
     nt = geo["nt"]
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nt}, {geo['minb']})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincSmallMeta meta) {{\n"

@@ -73,13 +73,37 @@ struct EincSmallMeta {
   const long long* tc_b;
 };
 
-template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ = 32, int QU_ = 1>
+template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ = 32, int QU_ = 1, bool OCT_ = false>
 struct EincSmallTile {
   static constexpr int RM = RM_, RN = RN_, TM = TM_, TN = TN_, KG = KG_, TX = TX_, S = S_, BK = BK_, QU = QU_;
+  static constexpr bool OCT = OCT_;  // octet thread order (see einc_small_place)
   static constexpr int TY = BK / TX, RP = TM * RM, CP = TN * RN, G = TM * TN, H = BK / 32;
   static constexpr int NT = (KG * G + 31) / 32 * 32, NW = NT / 32;
   static_assert(TX * TY == BK && BK % 32 == 0 && BK % KG == 0, "a slice is 32 or 64 k, split evenly over groups");
 };
+
+// Thread u of a compute group -> (ty, tx). Plain: u = ty TN + tx. With TN = 12 a quarter-warp
+// (8 threads: one phase of an LDS.128) can hold columns c and c + 8 (tx 8..11 of one row and
+// 0..3 of the next), whose B rows start in the same banks: a 2-way conflict. OCT (experiment,
+// TN = 8F + W with W in {1, 2, 4}): bands of P = 8 / W rows, the P rows' first 8F columns in
+// whole octets, then the last W columns of all P rows in one octet (same columns: broadcast).
+template <class Cfg> __device__ __forceinline__ void einc_small_place(int u, int& ty, int& tx) {
+  constexpr int TN = Cfg::TN, F = TN / 8, W = TN % 8, P = W ? 8 / W : 1, BAND = P * TN;
+  if constexpr (Cfg::OCT && W != 0) {
+    static_assert(8 % W == 0 && Cfg::TM % P == 0, "octet order: whole bands");
+    const int band = u / BAND, v = u - band * BAND;
+    if (v < P * 8 * F) {
+      ty = band * P + v / (8 * F);
+      tx = v % (8 * F);
+    } else {
+      ty = band * P + (v - P * 8 * F) / W;
+      tx = 8 * F + (v - P * 8 * F) % W;
+    }
+  } else {
+    ty = u / TN;
+    tx = u - ty * TN;
+  }
+}
 
 // Bytes of shared memory: row-offset tables, then the ring (or the group reduction area).
 template <class Cfg, class TA> constexpr int einc_small_smem() {
@@ -282,7 +306,9 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   };
 
   // Compute threads: group g, rows ty + TM i, columns tx + TN j.
-  const int g = tid / G, u = tid - g * G, ty = u / TN, tx = u - (u / TN) * TN;
+  const int g = tid / G, u = tid - g * G;
+  int ty, tx;
+  einc_small_place<Cfg>(u, ty, tx);
   const bool computes = tid < KG * G;
   TA acc[RM][RN];
   auto multiply = [&](int stage) {
