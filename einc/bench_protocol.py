@@ -19,8 +19,9 @@ in ``/proc/<pid>/task/*/schedstat`` stops growing, i.e. OpenBLAS's spin is over)
 runs untimed warm-up calls first (caches, einc's pool, OpenBLAS waking its workers), then
 the timed samples. Min and median over all samples are kept. The CPU time other
 processes took during each block (``Foreign``: /proc/stat's busy time minus ours) is
-recorded; a block that shared the host with more than 0.3 cores of it runs once more
-after a pause and the quieter attempt counts. No side's threads are
+recorded; a block that shared the host with more than 0.3 cores of it runs again after
+a pause (up to 4 tries, 4 pauses per case) and the quietest attempt counts; cases still
+above it are flagged. No side's threads are
 reconfigured: OpenBLAS keeps its threads and its spinning within its own blocks, as it
 runs for users who call it back to back.
 """
@@ -105,7 +106,11 @@ class Foreign:
         self.t, self.busy = time.perf_counter(), _busy_ns()
         self.ours = sum((_threads_ns(self.pids, True) or {}).values())
 
-    def stop(self):
+    def stop(self, window=0.1):
+        """(Waits until ``window`` s have passed since start(): /proc/stat ticks are 10 ms.)"""
+        rest = window - (time.perf_counter() - self.t)
+        if rest > 0:
+            time.sleep(rest)
         busy, wall = _busy_ns(), time.perf_counter() - self.t
         if busy is None or self.busy is None or wall <= 0:
             return None
@@ -237,10 +242,13 @@ class Bench:
 
     ``rounds`` blocks per side of ``repeat`` samples; ``budget`` seconds per block (a slow
     side gets fewer samples, at least one). A block during which other processes used more
-    than FOREIGN_RETRY cores runs once more after a pause, and the quieter attempt is kept.
+    than FOREIGN_RETRY cores runs again after a pause (ATTEMPTS in all); the quietest attempt
+    counts, and ``foreign`` says how quiet it was.
     """
 
-    FOREIGN_RETRY = 0.3  # cores of other processes' load during a block that make it run again, once
+    FOREIGN_RETRY = 0.3  # cores of other processes' load during a block that make it run again
+    ATTEMPTS = 4  # tries per block at most (0.5 s apart); the quietest one counts
+    RETRY_PAUSES = 4  # pauses per case at most: a host busy for good costs a case 2 s, not minutes
 
     def __init__(self, sides, repeat=5, rounds=3, warm=0.02, sample=1e-3, budget=2.0):
         self.sides, self.repeat, self.rounds = list(sides), repeat, rounds
@@ -261,14 +269,18 @@ class Bench:
         pids = [w.proc.pid for w in self.workers.values()]
         watch = Foreign(pids)
         samples, foreign = {s: [] for s in sides}, {s: [] for s in sides}
+        pauses = self.RETRY_PAUSES
         for r in range(self.rounds):
             for s in sides[r % len(sides):] + sides[:r % len(sides)]:
                 if r and single[s] > self.opts["budget"]:
                     continue  # one block of a side slower than the budget is enough
                 tries = []
-                for attempt in range(2):
+                for attempt in range(self.ATTEMPTS):
                     if attempt:
-                        time.sleep(0.2)
+                        if not pauses:
+                            break
+                        pauses -= 1
+                        time.sleep(0.5)
                     self.waited += quiesce(pids)
                     watch.start()
                     got = self.workers[s].ask(op="block", repeat=self.repeat, **self.opts)["samples"]
