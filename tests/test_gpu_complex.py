@@ -10,6 +10,8 @@ differential checks on the device, direct and through graph replays.
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -325,3 +327,53 @@ def test_gpu_executable_with_moving_pointers_and_streams(torch, dtype):
         outs[o].fill_(complex(float("nan"), 0))
         torch.cuda.synchronize()
     assert ex.graph_error is None and ex.graph_launches == 8 and ex.graph_builds == 2
+
+
+# --- the CUDA kernels themselves, on test_cuda_codegen's CPU emulator ----------------------
+
+EMULATED = [  # (subscripts, shapes, dtype, strategy): copy, flip, GEMM kernels of the rewrite
+    ("ij,jk->ik", [(40, 24), (24, 20)], "complex64", "gett"),          # gett on the real view
+    ("ij,jk->ki", [(36, 20), (20, 28)], "complex128", "gett"),         # C unit-stride along M: swapped
+    ("ik,kj->ij", [(5000, 7), (7, 3)], "complex64", None),             # skinny, N' = 6
+    ("aibjckdlemfnogph,kjilmnopqr->gbacdefhqr", [(2,) * 16, (2,) * 10], "complex64", "gett"),  # A copied
+]
+
+
+def _emulate_with_aliases(p, arrays, max_grid=3):
+    """test_cuda_codegen.emulate, plus alias buffers (a root's bytes from an offset) and consts."""
+    from einc.codegen.cuda.emit import emit_step
+    from test_cuda_codegen import _emulated
+    bufs = {}
+    for i, b in enumerate(p.buffers):
+        if b.role == "input":
+            bufs[i] = np.ascontiguousarray(arrays[b.index]).reshape(-1).view(np.uint8)
+        elif b.role == "temp":
+            bufs[i] = np.full(max(b.size, 1), 77, dtype=b.dtype).view(np.uint8)
+        elif b.role == "const":
+            bufs[i] = np.array(b.data, dtype=b.dtype).view(np.uint8)
+    out = np.empty(p.out_shape, dtype=p.out_dtype)
+    out.reshape(-1).view(np.uint8)[...] = 0x7B  # poison: every element must be written
+    bufs[p.output] = out.reshape(-1).view(np.uint8)
+    ptr = {i: b.ctypes.data for i, b in bufs.items()}
+    for i, (w, off) in xc.alias_roots(p).items():
+        ptr[i] = ptr[w] + off
+    for step in p.steps:
+        k = emit_step(p, step)
+        lib = _emulated(k, 1 + len(step.operands))
+        tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
+        meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)
+        order = (step.result, *step.operands)
+        ptrs = (ctypes.c_void_p * len(order))(*[ptr[b] for b in order])
+        lib.emu_launch(ptrs, ctypes.addressof(meta), min(k.grid[0], max_grid), k.block[0])
+    return out
+
+
+@pytest.mark.parametrize("subs,shapes,dtype,strategy", EMULATED, ids=[c[0] for c in EMULATED])
+def test_emulated_rewrite_kernels_match_numpy(subs, shapes, dtype, strategy):
+    from test_cuda_codegen import _emulator_available
+    if not _emulator_available():
+        pytest.skip("needs g++ with C++20 and _Float16")
+    p = plan_for(subs, shapes, dtype, backend="cuda", strategy=strategy)
+    assert _rewritten(p)
+    ops = _ops(shapes, dtype, seed=7)
+    assert_matches(_emulate_with_aliases(p, ops), subs, *ops, terms=_terms(subs, shapes))
