@@ -107,8 +107,8 @@ def _run_slice(ex, sp: SlicedPlan, base: int, views, out):
     ptrs[ex.plan.output] = data_pointer(out)
     for i, off in sp.arena_offsets:
         ptrs[i] = base + off
-    for i, b in ex.aliases:
-        ptrs[i] = ptrs[b]
+    for i, b, offset in ex.aliases:  # (complex-as-real's real views: base + byte offset)
+        ptrs[i] = ptrs[b] + offset
     for run in ex.runners:
         run(ptrs)
 
