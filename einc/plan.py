@@ -550,7 +550,7 @@ def smallmn_steps(step: Step, ops, tgt_buf, tgt_lay, tgt_dt, temp, backend) -> l
         return Layout(tuple(labels), tuple(extents), tuple(strides))
 
     kept = tuple(KSlice(l) for l in cut)
-    tb, tl = temp(kept + tuple(tgt_lay.labels), tuple(cut.values()) + tuple(tgt_lay.extents))
+    tb, tl = temp(kept + tuple(tgt_lay.labels), tuple(cut.values()) + tuple(tgt_lay.extents), compute)
     gemm = make_step([b for b, _, _ in ops], [cut_layout(lay) for _, lay, _ in ops], tb, tl, in_dtypes, compute,
                      compute, "gett", backend)
     gemm = replace(gemm, config=(("tile", TILE),))
