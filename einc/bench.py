@@ -83,7 +83,7 @@ def machine_info() -> dict:
 
 PROTOCOL = ("one worker process per side; per case, rounds of blocks alternating between the "
             "sides (first side rotating); before each block every worker's threads quiesced "
-            "(OpenBLAS's spin over), then warm-up calls, then timed samples; a block during which "
+            "(OpenBLAS's spin over), then >= 0.15 s of warm-up calls, then timed samples; a block during which "
             "other processes used > 0.3 cores runs once more, the quieter kept; medians and mins "
             "over all samples; foreign_load = other processes' cores during each side's blocks "
             "(einc/bench_protocol.py)")

@@ -16,7 +16,9 @@ for blocks of samples in turn, for several rounds, the first side rotating each 
 shared host's drift then reaches every side alike). Before every block it waits until
 no worker's threads and none of its own others are running (``quiesce``: their CPU time
 in ``/proc/<pid>/task/*/schedstat`` stops growing, i.e. OpenBLAS's spin is over). A block
-runs untimed warm-up calls first (caches, einc's pool, OpenBLAS waking its workers), then
+runs >= 0.15 s of untimed warm-up calls first (caches, einc's pool and OpenBLAS's workers
+awake; on this VM a 2-thread step that follows 0.3 s of idling runs at 1-thread speed
+until ~50 ms of continuous calls have passed: ccsd_t 0.62 -> 0.40 ms median), then
 the timed samples. Min and median over all samples are kept. The CPU time other
 processes took during each block (``Foreign``: /proc/stat's busy time minus ours) is
 recorded; a block that shared the host with more than 0.3 cores of it runs again after
@@ -250,7 +252,7 @@ class Bench:
     ATTEMPTS = 4  # tries per block at most (0.5 s apart); the quietest one counts
     RETRY_PAUSES = 4  # pauses per case at most: a host busy for good costs a case 2 s, not minutes
 
-    def __init__(self, sides, repeat=5, rounds=3, warm=0.02, sample=1e-3, budget=2.0):
+    def __init__(self, sides, repeat=5, rounds=3, warm=0.15, sample=1e-3, budget=2.0):
         self.sides, self.repeat, self.rounds = list(sides), repeat, rounds
         self.opts = {"warm": warm, "sample": sample, "budget": budget}
         self.workers = {s: Worker(s) for s in self.sides}
