@@ -182,9 +182,10 @@ def _ranged_runner(fn, bufs, dims, tab, work_elems, dt, chunks):
     thread with its own workspace)."""
     c, a, b = bufs
     dp, tp = dims.ctypes.data, tab.ctypes.data
+    nbytes = work_elems * np.dtype(dt).itemsize
 
     def part(ptrs, r0, r1):
-        fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, _WORK.get(work_elems, dt).ctypes.data, r0, r1)
+        fn(ptrs[c], ptrs[a], ptrs[b], dp, tp, _WORK.ptr(nbytes), r0, r1)
 
     def run(ptrs, _keep=(dims, tab)):
         if len(chunks) <= 1:
@@ -218,17 +219,20 @@ def _k_split_runner(fn, bufs, dims, tab, work_elems, dt):
     tables = []
     for t in range(parts):
         k0, k1 = k * t // parts, k * (t + 1) // parts
-        tables.append((np.array([nb, m, n, k1 - k0], dtype=np.int64),
-                       np.concatenate([bA, bB, compact[0], mA, compact[1], nB, compact[2], kA[k0:k1], kB[k0:k1]])))
+        d = np.array([nb, m, n, k1 - k0], dtype=np.int64)
+        tb = np.concatenate([bA, bB, compact[0], mA, compact[1], nB, compact[2], kA[k0:k1], kB[k0:k1]])
+        tables.append((d, tb, d.ctypes.data, tb.ctypes.data))
     idx = (bC[:, None, None] + mC[None, :, None] + nC[None, None, :]).ravel()
     lo = int(idx.min())
     span, idx = int(idx.max()) - lo + 1, idx - lo
     dense = span == idx.size and bool(np.all(idx == np.arange(span)))
     item = np.dtype(dt).itemsize
 
+    nbytes = work_elems * np.dtype(dt).itemsize
+
     def part(ptrs, t, into):
-        d, tb = tables[t]
-        fn(into, ptrs[a], ptrs[b], d.ctypes.data, tb.ctypes.data, _WORK.get(work_elems, dt).ctypes.data, 0, n)
+        dp, tp = tables[t][2:]
+        fn(into, ptrs[a], ptrs[b], dp, tp, _WORK.ptr(nbytes), 0, n)
 
     def run(ptrs):
         partial = np.empty((parts, nb * m * n), dtype=dt)  # per call: concurrent calls share the runner
@@ -283,13 +287,16 @@ def _loop_chunks(step: Step, ext, strides, itemsizes):
 class _Workspace(threading.local):
     """Per-thread scratch for packed GEMM panels (calls on other threads never share it)."""
 
-    def get(self, elems: int, dtype) -> np.ndarray:
-        buf = getattr(self, "buf", None)
-        nbytes = elems * np.dtype(dtype).itemsize + 64
-        if buf is None or buf.nbytes < nbytes:
-            buf = self.buf = np.empty(nbytes, dtype=np.uint8)
-        start = (-buf.ctypes.data) % 64
-        return buf[start:start + elems * np.dtype(dtype).itemsize]
+    size, addr = 0, 0  # bytes usable from addr (64-byte aligned) in this thread's buffer
+
+    def ptr(self, nbytes: int) -> int:
+        """Address of >= ``nbytes`` of this thread's scratch (a small GEMM's call paid
+        3 us of ndarray slicing and ``.ctypes.data`` for it; now an attribute read)."""
+        if nbytes > self.size:
+            self.buf = np.empty(nbytes + 64, dtype=np.uint8)
+            base = self.buf.ctypes.data
+            self.addr, self.size = base + (-base) % 64, nbytes
+        return self.addr
 
 
 _WORK = _Workspace()
