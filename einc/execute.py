@@ -166,6 +166,8 @@ class _Claim:
 def _split(part, ptrs, chunks):
     """part(ptrs, *chunk) for every chunk, on the calling thread and up to num_threads() - 1
     pool threads, each claiming the next chunk when it is free (_Claim)."""
+    if not chunks:
+        return
     job = _Claim(part, ptrs, chunks)
     pool = _pool()
     for _ in range(min(num_threads(), len(chunks)) - 1):
