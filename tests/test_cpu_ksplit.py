@@ -106,3 +106,33 @@ def test_k_split_special_values(threads):
     ref = a @ b
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+
+
+# ------------------------------------------------------- execute._split: parts claimed by whoever is free
+def test_split_runs_every_part_once_and_reraises(threads):
+    seen = []
+    execute._split(lambda ptrs, i: seen.append(i), None, [(i,) for i in range(37)])
+    assert sorted(seen) == list(range(37))
+    execute._split(lambda ptrs, i: seen.append(i), None, [])  # nothing to do, nothing to wait for
+
+    def bad(ptrs, i):
+        if i == 5:
+            raise ValueError("part 5")
+    with pytest.raises(ValueError, match="part 5"):
+        execute._split(bad, None, [(i,) for i in range(9)])
+
+
+def test_split_does_not_wait_for_a_busy_pool(threads):
+    """Every pool thread blocked: the caller runs all parts itself and returns."""
+    import threading
+    release = threading.Event()
+    pool = execute._pool()
+    blockers = [pool.submit(release.wait, 30) for _ in range(threads)]
+    try:
+        seen = []
+        execute._split(lambda ptrs, i: seen.append(threading.get_ident()), None, [(i,) for i in range(6)])
+        assert seen == [threading.get_ident()] * 6
+    finally:
+        release.set()
+        for f in blockers:
+            f.result(30)
