@@ -572,16 +572,37 @@ def _split_reduce_factor(step: Step) -> int:
         return 1
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in ("k", "sum")], dtype=np.int64))
     total = int(np.prod([m.extent for m in summed], dtype=np.int64))
-    return _reduce_split(outputs, total, max(m.extent for m in summed))
+    return _reduce_split(outputs, total, max(m.extent for m in summed), [m.extent for m in summed])
 
 
-def _reduce_split(outputs: int, total: int, biggest: int) -> int:
-    """_split_reduce_factor from the sizes alone (the cost model predicts reduce with it)."""
+def _reduce_split(outputs: int, total: int, biggest: int, extents=None) -> int:
+    """_split_reduce_factor from the sizes alone (the cost model predicts reduce with it).
+    With the summed ``extents``, several modes may be cut (see _split_cuts): a network of
+    extent-2 modes (Sycamore's last step sums 2**28 terms over 24 of them) would otherwise
+    get a split of 2 -- two teams of threads for the whole GPU."""
     if outputs >= 4 * GPU_SMS or total < SPLIT_SUM_MIN:
         return 1
     want = min(1024, max(2, 8 * GPU_SMS // max(outputs, 1)), total // 4096)
+    if extents is not None:
+        return int(np.prod([d for _, d in _split_cuts(list(enumerate(extents)), want)], dtype=np.int64))
     divisors = [d for d in range(2, want + 1) if biggest % d == 0]
     return max(divisors, default=1)
+
+
+def _split_cuts(modes, split: int) -> list:
+    """``(key, d)`` per summed mode to cut into d slices, from ``(key, extent)`` pairs: the
+    largest extent first, each cut by its largest divisor that still fits what is left of
+    ``split``. A factor this returned for ``want`` comes back unchanged as ``split`` (each
+    d is the largest divisor both below the want and below the product)."""
+    cuts, left = [], split
+    for key, e in sorted(modes, key=lambda x: -x[1]):  # (stable: ties keep their order)
+        if left < 2:
+            break
+        d = max((d for d in range(2, min(e, left) + 1) if e % d == 0), default=1)
+        if d > 1:
+            cuts.append((key, d))
+            left //= d
+    return cuts
 
 
 @dataclass(frozen=True)
@@ -595,25 +616,26 @@ class KSlice:
 
 
 def _split_layouts(layouts, step: Step, split: int):
-    """The operands with their largest summed mode cut into (slice, rest); the slice is kept."""
-    biggest = max((m for m in step.modes if m.kind in ("k", "sum")), key=lambda m: m.extent)
-    k, n = biggest.label, biggest.extent
-    kept = KSlice(k)
+    """The operands with summed modes cut into (slice, rest) -- the largest, and more where
+    it alone cannot give ``split`` slices (_split_cuts); returns the cut layouts and the
+    kept slice labels with their extents."""
+    cuts = dict(_split_cuts([(m.label, m.extent) for m in step.modes if m.kind in ("k", "sum")], split))
 
     def cut(lay: Layout) -> Layout:
         labels, extents, strides = [], [], []
         for l, e, st in zip(lay.labels, lay.extents, lay.strides):
-            if l == k:
-                labels += [kept, k]
-                extents += [split, n // split]
-                strides += [st * (n // split), st]
-            else:
+            d = cuts.get(l)
+            if d is None:
                 labels.append(l)
                 extents.append(e)
                 strides.append(st)
+            else:  # (a rest of extent 1 stays: the step keeps its summed modes)
+                labels += [KSlice(l), l]
+                extents += [d, e // d]
+                strides += [st * (e // d), st]
         return Layout(tuple(labels), tuple(extents), tuple(strides))
 
-    return [cut(lay) for lay in layouts], kept
+    return [cut(lay) for lay in layouts], tuple((KSlice(l), d) for l, d in cuts.items())
 
 
 class Knobs(NamedTuple):
@@ -723,7 +745,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
                  if rewrites and backend == "cuda" and strategy is None else 1)
         if split > 1:  # two steps: partial sums over K slices, then a sum over the slices
             cut, kept = _split_layouts([lay for _, lay, _ in ops], step, split)
-            tb, tl = temp((kept,) + tuple(tgt_lay.labels), (split,) + tuple(tgt_lay.extents), cmp)
+            tb, tl = temp(tuple(l for l, _ in kept) + tuple(tgt_lay.labels),
+                          tuple(d for _, d in kept) + tuple(tgt_lay.extents), cmp)
             steps.append(tuned.tiled(k, make_step([b for b, _, _ in ops], cut, tb, tl, [d for _, _, d in ops],
                                                   cmp, cmp, step.strategy, backend)))
             steps.append(make_step([tb], [tl], tgt_buf, tgt_lay, [cmp], tgt_dt, cmp, None, backend))

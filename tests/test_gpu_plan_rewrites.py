@@ -90,6 +90,27 @@ def test_split_reduction_plan_is_correct(subs, shapes):
     assert_matches(out, subs, *ops, terms=1 << 18)
 
 
+def test_a_reduction_over_many_small_modes_is_split_across_several():
+    """Sycamore's last step: a full contraction over 20 modes of extent 2 or 4 whose two
+    operands order them differently. No single mode offers more than 4 slices, so several
+    are cut (2 * 4 * 2 * ... up to 1024 partial sums) rather than two teams for the GPU."""
+    labels = "abcdefghijklmnopqrst"
+    ext = {l: (4 if i % 5 == 0 else 2) for i, l in enumerate(labels)}
+    a, b = labels, labels[::-1]
+    subs = f"{a},{b}->"
+    shapes = [tuple(ext[l] for l in a), tuple(ext[l] for l in b)]
+    plan = plan_for(subs, shapes, "complex64", backend="cuda")
+    first = plan.steps[0]
+    kept = [m for m in first.modes if isinstance(m.label, KSlice)]
+    assert len(kept) >= 3 and int(np.prod([m.extent for m in kept])) >= 256
+    assert [s.strategy for s in plan.steps] == ["reduce", "reduce"]
+    rng = np.random.default_rng(5)
+    ops = [(rng.standard_normal(s) + 1j * rng.standard_normal(s)).astype(np.complex64) for s in shapes]
+    out = np.full(plan.out_shape, np.nan, dtype=np.complex64)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=int(np.prod(shapes[0])))
+
+
 @pytest.mark.parametrize("subs,shapes,copied,terms", [
     ("abcd,dbea->ec", [(24, 36, 40, 24), (24, 36, 48, 24)], "dbea", 24 * 36 * 24),  # A d-fast, B a-fast
     ("lik,jkl->ji", [(64, 96, 128), (80, 128, 64)], "jkl", 64 * 128),               # TCCG ccsd ij-kil-lkj
