@@ -484,3 +484,26 @@ def test_emulated_mixed_dtypes_convert_on_load_and_store(emulator):
     a, b = make(rng, (6, 40), "int8"), make(rng, (6, 40), "float32")
     p = plan("ij,ij->i", [(6, 40), (6, 40)], ["int8", "float32"], "reduce")
     assert_matches(emulator(p, [a, b]), "ij,ij->i", a, b, terms=40)
+
+
+def test_kernel_sources_avoid_what_nvrtc_13_0_cannot_compile():
+    """The H200 image's NVRTC 13.0 segfaults (no error: the process dies) compiling a generic
+    lambda (`auto` parameters) that also takes a reference to an array, `const T (&x)[N]`;
+    13.5, which CI installs, compiles it. Found on smallmn (session 4) and checked against
+    13.0's libnvrtc here: functions and non-generic lambdas with such parameters (skinny's
+    fetch) compile; generic lambdas take pointers instead."""
+    import pathlib
+    kernels = pathlib.Path(__file__).resolve().parents[1] / "einc" / "codegen" / "cuda" / "kernels"
+    array_ref = re.compile(r"\(\s*&\s*\w*\s*\)\s*\[")
+    hits = []
+    for f in sorted(kernels.glob("*.cuh")):
+        text = f.read_text()
+        for m in re.finditer(r"\[[&=]?\]\s*\(", text):  # a lambda's parameter list
+            depth, i = 1, m.end()
+            while depth and i < len(text):
+                depth += {"(": 1, ")": -1}.get(text[i], 0)
+                i += 1
+            params = text[m.end():i]
+            if array_ref.search(params) and re.search(r"\bauto\b", params):
+                hits.append(f"{f.name}:{text.count(chr(10), 0, m.start()) + 1}")
+    assert not hits, hits

@@ -75,7 +75,8 @@ def compile_cubin(source: str, name: str, options: dict, disk: DiskCache | None 
                 stats.disk_hits += 1
             return blob
     try:
-        cubin = _nvrtc(lambda: bytes(Program(source, "c++", ProgramOptions(**options)).compile("cubin").code))
+        prog = Program(source, "c++", ProgramOptions(**options))
+        cubin = bytes(prog.compile("cubin").code)
     except Exception as e:  # NVRTC errors carry the log in the message
         path = _dump_source(source, name)
         raise EincCompileError(f"NVRTC failed to compile {name}", log=str(e), source_path=path) from e
@@ -84,42 +85,6 @@ def compile_cubin(source: str, name: str, options: dict, disk: DiskCache | None 
     if disk is not None:
         disk.write(key, cubin)
     return cubin
-
-
-NVRTC_STACK = 256 << 20  # bytes of stack for the compiling thread
-
-
-def _nvrtc(compile_):
-    """Run an NVRTC compile on a thread with a large stack (EINC_NVRTC_THREAD=0: the caller's).
-
-    NVRTC recurses through template instantiation and full unrolling on the calling
-    thread's stack; a big unrolled kernel can overflow a worker's or the main thread's
-    8 MiB (a segfault in the compiler, not an error), so compiles get a stack of their own.
-    """
-    if _os.environ.get("EINC_NVRTC_THREAD", "1") == "0":
-        return compile_()
-    box = {}
-
-    def work():
-        try:
-            box["ok"] = compile_()
-        except BaseException as e:  # re-raised on the caller's thread
-            box["err"] = e
-
-    with _STACK_LOCK:  # threading.stack_size is process-wide: set, start, restore
-        old = threading.stack_size(NVRTC_STACK)
-        try:
-            t = threading.Thread(target=work, name="einc-nvrtc", daemon=True)
-            t.start()
-        finally:
-            threading.stack_size(old)
-    t.join()
-    if "err" in box:
-        raise box["err"]
-    return box["ok"]
-
-
-_STACK_LOCK = threading.Lock()
 
 
 def _dump_source(source: str, name: str) -> str:

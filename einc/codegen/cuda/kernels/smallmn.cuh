@@ -205,10 +205,11 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   // Copy (ASYNC) one operand's rows of a slice into `dst` ([ROWS][PITCH]). Offsets are
   // computed for every row (rows past M or N read the table's zero entries) and only the
   // copy size depends on range: an out-of-range copy moves 0 bytes and reads nothing, so
-  // its address needs no select (measured: 27 SELs a slice).
+  // its address needs no select (measured: 27 SELs a slice). The per-h arrays come in as
+  // pointers: NVRTC 13.0 segfaults on a generic lambda taking references to arrays.
   auto issue_rows = [&](auto rows_c, auto vec_c, auto stride_c, auto* dst, const auto* src, const long long* s_rows,
-                        O rstride, int nrows, O base, const O (&koff)[H], const int (&kk)[H], const int (&dx)[H],
-                        const int (&dy)[H], O vkoff, int vdx, int vdy, int q, int xl, int yl) {
+                        O rstride, int nrows, O base, const O* koff, const int* kk, const int* dx,
+                        const int* dy, O vkoff, int vdx, int vdy, int q, int xl, int yl) {
     constexpr int ROWS = decltype(rows_c)::value, V = decltype(vec_c)::value;
     constexpr bool STRIDED = decltype(stride_c)::value;
     constexpr int item = static_cast<int>(sizeof(*src));
