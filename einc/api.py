@@ -1,6 +1,7 @@
 """The public entry points: einsum, contract_path, contract_expression."""
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 import threading
@@ -262,10 +263,12 @@ def _build(spec, arrays, out, dtype, order, casting, optimize, memory_limit, str
     return ex
 
 
-def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
-           memory_limit=None, backend="auto", strategy=None, precision=None, executor=None,
-           devices=None, stream=None):
+def einsum(*operands, **options):
     """numpy.einsum's answer, computed by kernels einc generates for this contraction.
+
+    ``einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
+    memory_limit=None, backend="auto", strategy=None, precision=None, executor=None,
+    devices=None, stream=None)``.
 
     Accepts everything numpy.einsum does (subscripts or sublist form, ``out``, ``dtype``,
     ``order``, ``casting``, ``optimize``) plus a named-axis form, any number of operands
@@ -288,6 +291,20 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     array([[0., 1.],
            [2., 3.]])
     """
+    if not options:  # a repeated numpy call with every option at its default: no keywords
+        fast = _fast_call(operands)  # to sort out is most of a small call's saving
+        if fast is not MISS:
+            return fast
+    elif not _OPTIONS.issuperset(options):
+        bad = ", ".join(sorted(set(options) - _OPTIONS))
+        raise EincTypeError(f"einsum() got unexpected keyword argument(s) {bad}; it takes {', '.join(_OPTION_LIST)}")
+    return _einsum(*operands, **options)
+
+
+def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize="auto",
+            memory_limit=None, backend="auto", strategy=None, precision=None, executor=None,
+            devices=None, stream=None):
+    """einc.einsum with its options spelled out (see einsum)."""
     if stream is not None:
         if backend == "cpu":
             raise EincValueError("stream= is for the CUDA backend; backend='cpu' was asked for")
@@ -351,6 +368,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                            _build, _EXECUTABLES)
     return _run(ex, arrays, out)
 
+
+
+_OPTION_LIST = tuple(inspect.signature(_einsum).parameters)[1:]
+_OPTIONS = frozenset(_OPTION_LIST)
+einsum.__signature__ = inspect.signature(_einsum)
 
 def _maybe_device(operands, out) -> bool:
     """Cheap pre-check: anything that is not a numpy array, a str or a list might be one."""
