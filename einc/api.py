@@ -191,7 +191,8 @@ def _view_of(plan, out, dtype):
     numpy returns a view (not a copy) for a single-operand einsum that sums nothing —
     ``ii->i``, ``ij->ji`` — and users rely on its cost being zero; einc does the same.
     """
-    if out is not None or dtype is not None or len(plan.steps) != 1 or len(plan.bound.inputs) != 1:
+    if (out is not None or dtype is not None or len(plan.steps) != 1 or len(plan.bound.inputs) != 1
+            or not plan.out_shape):  # a 0-d result is a scalar in numpy, never a view
         return None
     step = plan.steps[0]
     if any(m.kind == "sum" for m in step.modes) or plan.out_dtype != plan.bound.dtypes[0]:

@@ -24,7 +24,7 @@ from .ir import Bound, Buffer, EllipsisDim, Layout, Mode, Plan, Step
 from .path import contraction_path
 
 STRATEGIES = ("generic", "reduce", "gett")
-GETT_MIN_WORK = 48 ** 3  # below this the packing overhead outweighs the GEMM kernel
+GETT_MIN_WORK = 32 ** 3  # below this the packing overhead outweighs the GEMM kernel (crossover measured 2026-12-01)
 CUDA_GETT_MIN_WORK = 1 << 15  # below this reduce wins on the GPU where the cost model can't tell
 GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # integer operands the CPU gett widens to int16 and sums in int32 (pmaddwd); any integer

@@ -85,11 +85,13 @@ def test_trace_ragged(n, dtype):
         assert type(got) is type(np.einsum("ii->", a))
 
 
-@pytest.mark.xfail(strict=True, reason="api._view_of takes a sum over extent 1 for a relabelling and "
-                   "returns a 0-d view where numpy returns a scalar (api.py is not this test's module)")
-def test_size_one_trace_is_a_scalar():
-    a = np.ones((1, 1))
-    assert type(einc.einsum("ii->", a)) is type(np.einsum("ii->", a))
+@pytest.mark.parametrize("subs,shape", [("ii->", (1, 1)), ("ij->", (1, 1)), ("i->", (1,)), ("...->", ())])
+def test_size_one_reductions_are_scalars(subs, shape):
+    """A sum over extents of 1 is a relabelling, but a 0-d result is numpy's scalar, not a view."""
+    a = np.full(shape, 2.5)
+    for _ in range(2):  # first call and the cached one
+        got, want = einc.einsum(subs, a), np.einsum(subs, a)
+        assert type(got) is type(want) and got == want
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.float32, np.complex128])
