@@ -135,6 +135,7 @@ def transpose(a, axes=None):
         if len(perm) != nd:
             raise EincValueError(f"transpose axes {tuple(axes)} do not name each of the "
                                  f"{nd} axes once")
+    if nd == 0:  # numpy's transpose of a 0-d array is a 0-d view (einsum's "->" is a scalar)
+        return a[...]
     letters = _letters(nd)
-    r = einsum(f"{letters}->{''.join(letters[p] for p in perm)}", a)
-    return np.asarray(r) if isinstance(r, np.generic) else r
+    return einsum(f"{letters}->{''.join(letters[p] for p in perm)}", a)
