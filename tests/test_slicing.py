@@ -86,17 +86,22 @@ def test_measured_peak_within_limit(name, subs, shapes, limit):
     need = sum(b.size * 8 for b in unsliced.buffers if b.role == "temp") + np.prod(unsliced.out_shape) * 8
     assert need + sum(a.nbytes for a in arrays) > sp.limit  # slicing was needed
     D.run_block(sp, arrays, 0)  # compile, and fill the thread's GEMM scratch
-    D._LOCAL.arenas.pop(sp.token)
     tracemalloc.start()
     try:
         for b in range(min(4, sp.nblocks)):
-            tracemalloc.reset_peak()
-            before = tracemalloc.get_traced_memory()[0]
-            part = D.run_block(sp, arrays, b)
-            peak = tracemalloc.get_traced_memory()[1] - before
-            assert peak <= sp.limit, (peak, sp.peak_bytes, sp.limit)
-            assert b > 0 or peak >= sp.arena_bytes  # the arena really is allocated by the first
-            del part
+            # tracemalloc counts every thread's allocations: another thread left behind by an
+            # earlier test (a dask client's event loop) can add to one window, never take
+            # away, so a block's peak is the least of three runs (each from a fresh arena)
+            peaks = []
+            for _ in range(3):
+                D._LOCAL.arenas.pop(sp.token, None)
+                tracemalloc.reset_peak()
+                before = tracemalloc.get_traced_memory()[0]
+                part = D.run_block(sp, arrays, b)
+                peaks.append(tracemalloc.get_traced_memory()[1] - before)
+                del part
+            assert min(peaks) <= sp.limit, (peaks, sp.peak_bytes, sp.limit)
+            assert min(peaks) >= sp.arena_bytes  # the arena really is allocated by the block
     finally:
         tracemalloc.stop()
 
