@@ -476,12 +476,12 @@ def loop_access(step) -> str:
 
 def _table_modes(step) -> int:
     """Modes beyond one per gett group that the kernel reaches through offset tables."""
-    try:
-        from .codegen.cuda.emit import gett_layout
-        G = gett_layout(step, 128, 128).G
+    try:  # the groups alone: gett_layout would also build every offset table (2**27 entries
+        from .codegen.cuda.emit import _gett_groups  # for a Sycamore step) just to count them
+        G = _gett_groups(step)
     except (ImportError, AttributeError):
         return 0
-    return sum(len(G[g]) - 1 for g in ("b", "m", "n", "k") if len(G[g]) > 1)
+    return sum(len(G[g]) - 1 for g in ("batch", "m", "n", "k") if len(G[g]) > 1)
 
 
 def _transposes(step) -> bool:
