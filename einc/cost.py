@@ -361,17 +361,24 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
 SMALL_N_TENSOR_CORES = (0.25, 0.23, 0.11, 0.04, 0.04)
 
 
+def _forced(switch: str, applies):
+    """A kernel family's environment switch: "0" never, "1" wherever it ``applies()``;
+    False also where it does not apply; None: the cost model decides."""
+    force = os.environ.get(switch, "")
+    if force == "0" or not applies():
+        return False
+    return True if force == "1" else None
+
+
 def skinny_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:
     """Whether a CUDA gett step should run on the skinny kernel: it applies (a group of at
     most 32 elements against a large one) and beats the tiled kernels' prediction (tensor
     cores can still win a compute-heavy bf16 step whose N fills part of a tile)."""
     from .codegen.cuda.emit_skinny import skinny_applies, skinny_layout
     dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
-    force = os.environ.get("EINC_SKINNY", "")  # "0": never, "1": wherever it applies
-    if force == "0" or not skinny_applies(step, dtypes, np.dtype(compute)):
-        return False
-    if force == "1":
-        return True
+    forced = _forced("EINC_SKINNY", lambda: skinny_applies(step, dtypes, np.dtype(compute)))
+    if forced is not None:
+        return forced
     profile = profile or profile_for()
     M, N, K, batch = _groups(step.modes)
     small, big = (N, M) if skinny_layout(step).ta == 1 else (M, N)
@@ -417,11 +424,9 @@ def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profi
     with the reduce over them, beats the tiled kernels at their best K split."""
     from .codegen.cuda.emit_smallmn import cut_step, smallmn_applies, smallmn_cut
     dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
-    force = os.environ.get("EINC_SMALLMN", "")  # "0": never, "1": wherever it applies
-    if force == "0" or not smallmn_applies(step, dtypes, np.dtype(compute)):
-        return False
-    if force == "1":
-        return True
+    forced = _forced("EINC_SMALLMN", lambda: smallmn_applies(step, dtypes, np.dtype(compute)))
+    if forced is not None:
+        return forced
     profile = profile or profile_for()
     cut = smallmn_cut(step, [np.dtype(compute)] + dtypes[1:], np.dtype(compute))
     parts = int(np.prod([f for _, f in cut], dtype=np.int64)) if cut else 1

@@ -51,3 +51,26 @@ def assert_matches(got, subscripts, *ops, dtype=None, terms=1, product_eps=0.0):
     err = np.abs(got.astype(ref.dtype) - ref)
     bad = finite & (err > tol)
     assert not bad.any(), f"max error {err[bad].max()} vs tol {tol[bad].min()} at {np.argwhere(bad)[:3]}"
+
+
+def random_operand(rng, shape, dtype, int_range: int = 9):
+    """Test data of any einc dtype: booleans, integers in (-int_range, int_range) (from 0
+    when unsigned), normal floats, complex with both parts normal."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(0 if dt.kind == "u" else -int_range, int_range, size=shape).astype(dt)
+    x = rng.standard_normal(shape)
+    if dt.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dt)
+
+
+def twice(subs, *ops, **kw):
+    """einc's answer on the planning call and on the cached call; both must agree."""
+    import einc
+    first = einc.einsum(subs, *ops, **kw)
+    second = einc.einsum(subs, *ops, **kw)
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
+    return second

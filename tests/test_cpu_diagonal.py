@@ -23,29 +23,14 @@ import pytest
 import einc
 from einc import api
 from einc.runtime import pyentry
-from oracle import assert_matches
+from oracle import assert_matches, random_operand, twice
 
 rng = np.random.default_rng(11)
 DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128, np.bool_]
 
 
 def rand(shape, dtype):
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(0 if dt.kind == "u" else -9, 9, size=shape).astype(dt)
-    x = rng.standard_normal(shape)
-    if dt.kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dt)
-
-
-def twice(subs, *ops, **kw):
-    first = einc.einsum(subs, *ops, **kw)
-    second = einc.einsum(subs, *ops, **kw)
-    np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
-    return second
+    return random_operand(rng, shape, dtype, 9)
 
 
 def executable(subs, *ops):

@@ -120,6 +120,15 @@ def nvrtc_logs(arch: str) -> dict:
         return dict(ex.map(build, all_kernels().items()))
 
 
+def ptxas(kernel, arch: str = "sm_90"):
+    """(registers, spill stores, spill loads, ptxas -v log) of one kernel compiled by NVRTC."""
+    from cuda.core import Program, ProgramOptions
+    log = io.StringIO()
+    Program(kernel.source, "c++", ProgramOptions(**compile_options(arch), ptxas_options="-v")).compile(
+        "cubin", logs=log)
+    return (*resources(log.getvalue()), log.getvalue())
+
+
 def resources(log: str):
     """(registers, spill stores, spill loads) from a ptxas -v log of one kernel."""
     regs = re.search(r"Used (\d+) registers", log)
@@ -247,14 +256,11 @@ def test_loop_metadata_layout_matches_the_c_struct():
 
 def test_more_modes_than_the_default_rank_bound_pick_a_bigger_bound():
     """36 labels (26 free, 10 summed): generic takes MAX_RANK 32 and still compiles."""
-    from cuda.core import Program, ProgramOptions
     labels = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
     p = plan(f"{labels},{labels[20:]}->{labels[:26]}", [(2,) * 36, (2,) * 16], "float32", "generic")
     k = emit_step(p, p.steps[0])
     assert k.key[2] == 32 and "EincLoopMeta<32, 3>" in k.source and k.meta_size == 8 * (6 + 3 + 64 + 192)
-    log = io.StringIO()
-    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
-    assert resources(log.getvalue())[0] > 0
+    assert ptxas(k)[0] > 0
 
 
 def test_gett_falls_back_where_the_gemm_kernel_does_not_apply():

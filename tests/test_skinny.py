@@ -6,17 +6,16 @@ staged through shared memory, lanes on C's unit stride with A K-fast, one-axis b
 tabled K, a batch in the rest table, the small group on the M side (swapped operands),
 ragged tiles, K = 0, K longer than one B chunk, and the converting register path.
 """
-import io
 
 import numpy as np
 import pytest
 
 from einc import api
-from einc.codegen.cuda.emit import compile_options, emit_step
+from einc.codegen.cuda.emit import emit_step
 from einc.codegen.cuda.emit_skinny import skinny_layout
 
 from oracle import assert_matches
-from test_cuda_codegen import emulate, make, needs_emulator, resources
+from test_cuda_codegen import emulate, make, needs_emulator, ptxas
 
 # (subscripts, shapes, dtype, what it pins)
 CASES = [
@@ -53,16 +52,13 @@ def test_emulated_skinny_matches_numpy(subs, shapes, dtype, what):
 
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
 def test_skinny_compiles_without_spills_in_the_async_fp32_path(subs, shapes, dtype, what):
-    from cuda.core import Program, ProgramOptions
     p = _plan(subs, shapes, dtype)
     k = emit_step(p, p.steps[-1], gett_tile="skinny")
     assert k.name.startswith("einc_skinny_")
-    log = io.StringIO()
-    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
-    regs, st, ld = resources(log.getvalue())
+    regs, st, ld, log = ptxas(k)
     assert 0 < regs <= 128 if dtype in ("float32", "int8", "float16") else regs <= 255
     if dtype == "float32":
-        assert st == 0 and ld == 0, log.getvalue()
+        assert st == 0 and ld == 0, log
 
 
 def test_the_plan_picks_skinny_for_the_intensli_shapes_and_not_for_square_gemms():

@@ -90,7 +90,7 @@ def test_measured_peak_within_limit(name, subs, shapes, limit):
     try:
         for b in range(min(4, sp.nblocks)):
             # tracemalloc counts every thread's allocations: another thread left behind by an
-            # earlier test (a dask client's event loop) can add to one window, never take
+            # earlier test (Dask's offload thread outlives test_distributed) can add to one window, never take
             # away, so a block's peak is the least of three runs (each from a fresh arena)
             peaks = []
             for _ in range(3):

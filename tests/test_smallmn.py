@@ -6,7 +6,6 @@ in place, no copy), both K-fast along one mode (16-byte pieces for both), operan
 along M / N (scalar loads), a tabled rest of K, ragged M, N and K boxes, K = 0, fp64, the
 converting register path (fp16), and the plan's partial tiles summed by a reduce step.
 """
-import io
 
 import numpy as np
 import pytest
@@ -15,11 +14,11 @@ from einc import api
 from einc.execute import Executable
 from einc.plan import KSlice
 from einc.codegen.cuda import emit_smallmn
-from einc.codegen.cuda.emit import compile_options, emit_step
+from einc.codegen.cuda.emit import emit_step
 from einc.codegen.cuda.emit_smallmn import micro_tile, smallmn_layout
 
 from oracle import assert_matches
-from test_cuda_codegen import emulate, make, needs_emulator, resources
+from test_cuda_codegen import emulate, make, needs_emulator, ptxas
 
 # (subscripts, shapes, dtype, what it pins)
 CASES = [
@@ -97,24 +96,18 @@ def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype):
 
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
 def test_smallmn_compiles_for_sm90(subs, shapes, dtype, what):
-    from cuda.core import Program, ProgramOptions
     p = _plan(subs, shapes, dtype)
     k = emit_step(p, p.steps[-1], gett_tile="smallmn")
     assert k.name.startswith("einc_smallmn_")
-    log = io.StringIO()
-    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
-    regs, st, ld = resources(log.getvalue())
-    assert 0 < regs <= 255, log.getvalue()
+    regs, st, ld, log = ptxas(k)
+    assert 0 < regs <= 255, log
 
 
 def test_the_target_compiles_without_spills():
-    from cuda.core import Program, ProgramOptions
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     k = emit_step(p, p.steps[0])
-    log = io.StringIO()
-    Program(k.source, "c++", ProgramOptions(**compile_options("sm_90"), ptxas_options="-v")).compile("cubin", logs=log)
-    regs, st, ld = resources(log.getvalue())
-    assert 0 < regs <= 112 and st == 0 and ld == 0, log.getvalue()
+    regs, st, ld, log = ptxas(k)
+    assert 0 < regs <= 112 and st == 0 and ld == 0, log
 
 
 def test_the_plan_picks_smallmn_for_72_to_the_5th_and_reads_b_in_place():
