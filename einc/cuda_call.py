@@ -56,11 +56,16 @@ def _order_after_producers(rt, handle: int, views, explicit) -> bool:
     return any(not same(t, handle) for t in torch_cur.values())
 
 
+_EXTERNAL: dict = {}  # stream handle -> torch.cuda.ExternalStream (made once per handle)
+
+
 def _mark_torch(handle: int, tensors) -> None:
     """Tell torch's caching allocator these tensors are in use on stream ``handle`` too, so
     their memory is not handed out again before einc's kernels there have finished."""
-    import torch
-    s = torch.cuda.ExternalStream(handle)
+    s = _EXTERNAL.get(handle)
+    if s is None:
+        import torch
+        s = _EXTERNAL[handle] = torch.cuda.ExternalStream(handle)
     for t in tensors:
         t.record_stream(s)
 

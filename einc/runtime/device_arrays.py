@@ -80,7 +80,6 @@ def view(x, i: int, dl_stream: int | None = None) -> DeviceView:
     handed to a DLPack producer, which orders its pending work before it)."""
     lib = _library(x)
     if lib == "torch":
-        torch = _torch()
         dt = _TORCH_TO_NP.get(x.dtype)
         if dt is None:
             dt = _TORCH_TO_NP[x.dtype] = _np_of_torch(x.dtype, i)
