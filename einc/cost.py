@@ -88,6 +88,7 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "columns": 0.75,  # thread per output, coalesced scalar loads: 70-80% expected
           "strided": 0.35,  # the permutation kernel reads strided: ~1-2 TB/s measured
           "transpose": 0.7,  # 32x32 shared-memory tiles, both sides coalesced: guess
+          "permute": 0.7,  # tiles of whole modes (>= 32-element runs each side): guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
           "gett": 1.0,
           "skinny": 0.9,  # every input byte once, 32-byte sectors or better: guess
@@ -241,7 +242,7 @@ def predict_loop(flops, nbytes, outputs, terms, access, itemsize, profile=H200) 
     peak = profile.peak(f"loop/{min(16, max(4, itemsize))}") * (0.5 if access == "generic" else 1.0)
     compute = max(flops / peak, _cdiv(lanes, slots) * _cdiv(terms, per) * LOOP_TERM_S) if flops else 0.0
     memory = nbytes / (profile.bandwidth * ACCESS[access])
-    family = access if access in ("generic", "transpose") else f"reduce {access}"
+    family = access if access in ("generic", "transpose", "permute") else f"reduce {access}"
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch, family,
                       1.0, wave_efficiency(lanes, slots))
 
@@ -489,13 +490,17 @@ def _table_modes(step) -> int:
     return sum(len(G[g]) - 1 for g in ("batch", "m", "n", "k") if len(G[g]) > 1)
 
 
-def _transposes(step) -> bool:
-    """Whether emit.py runs this copy on its tiled transpose kernel."""
+def _tiled_copy(step) -> str | None:
+    """The tiled kernel emit.py runs this copy on ("permute": mode-set tiles, "transpose":
+    32x32 tiles), or None."""
     try:
         from .codegen.cuda.emit import _transpose_axes
+        from .codegen.cuda.emit_permute import permute_sets
     except ImportError:
-        return False
-    return step.strategy in ("gett", "reduce") and _transpose_axes(step) is not None
+        return None
+    if step.strategy not in ("gett", "reduce"):
+        return None
+    return "permute" if permute_sets(step) is not None else "transpose" if _transpose_axes(step) is not None else None
 
 
 def _tensor_core_tile(step, dtypes, compute, precision, profile) -> str:
@@ -538,7 +543,7 @@ def predict_step(plan, step, profile=None) -> Prediction:
                             GATHER[min(_table_modes(step), len(GATHER) - 1)])
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in SUMMED], dtype=np.int64))
     terms = int(np.prod([m.extent for m in step.modes if m.kind in SUMMED], dtype=np.int64))
-    access = "generic" if step.strategy == "generic" else "transpose" if _transposes(step) else loop_access(step)
+    access = "generic" if step.strategy == "generic" else _tiled_copy(step) or loop_access(step)
     return predict_loop(step.flops if terms > 1 or len(step.operands) > 1 else 0, step.bytes, outputs,
                         terms, access, compute.itemsize, profile)
 

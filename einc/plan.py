@@ -326,6 +326,46 @@ def _real_gemm_layouts(la: Layout, lb: Layout, res_lay: Layout):
     return _real_view(la, _PA), Layout(labels, extents, row_major(extents)), _real_view(res_lay, _PR)
 
 
+REDUCE_ALIGN_MIN = 1 << 20  # elements of the smaller operand from which a GPU sum aligns the orders
+REDUCE_ALIGN_RUN = 32  # the sum's innermost contiguous run below which the operands' orders disagree
+
+
+def _inner_run(step: Step) -> int:
+    """Elements of the innermost summed loop the reduce kernels walk (merged modes)."""
+    from .codegen.cuda.emit import _loop_modes
+    _, summ = _loop_modes(step, merge=True)
+    return summ[-1][0] if summ else 0
+
+
+def reduce_aligned(step: Step, ops, res_buf, res_lay, res_dt, cmp, backend):
+    """``(j, labels)``: copy operand j into ``labels`` order before a GPU sum, else None.
+
+    Two big operands whose summed modes lie in different orders (the last step of a
+    tensor network: 2**28 terms over 28 modes of extent 2, each operand in the order its
+    path left it) make the reduce kernels walk a short inner run and decode a long
+    multi-mode counter for every few elements, reading one operand scattered (Sycamore's
+    last step: 191 ms for 4 GiB). A copy of the smaller operand with the labels it shares
+    with the other in the other's order (its own labels outermost) costs one coalesced
+    pass (the permute kernel); the sum then reads both along one contiguous run.
+    """
+    if backend != "cuda" or step.strategy != "reduce" or len(ops) != 2:
+        return None
+    if min(lay.size for _, lay, _ in ops) < REDUCE_ALIGN_MIN or _inner_run(step) >= REDUCE_ALIGN_RUN:
+        return None
+    j = 0 if ops[0][1].size * ops[0][2].itemsize < ops[1][1].size * ops[1][2].itemsize else 1
+    ref, lay = ops[1 - j][1], ops[j][1]
+    pos = {l: -abs(s) for l, s in zip(ref.labels, ref.strides)}
+    own = dict(zip(lay.labels, lay.strides))
+    labels = tuple(sorted(lay.labels, key=lambda l: (l in pos, pos.get(l, -abs(own[l])))))
+    ext = dict(zip(lay.labels, lay.extents))
+    copied = Layout(labels, tuple(ext[l] for l in labels), row_major(tuple(ext[l] for l in labels)))
+    layouts = [o[1] for o in ops]
+    layouts[j] = copied
+    trial = make_step([o[0] for o in ops], layouts, res_buf, res_lay, [o[2] for o in ops], res_dt, cmp,
+                      None, backend)
+    return (j, labels) if trial.strategy == "reduce" and _inner_run(trial) >= 4 * _inner_run(step) else None
+
+
 def _mixed_last(ops):
     """The two operands with the smaller one last: it becomes M, twice its bytes in scratch."""
     return ops if ops[1][1].size <= ops[0][1].size else [ops[1], ops[0]]
@@ -370,12 +410,18 @@ class Run:
 TRANSPOSE_MIN_RUN = 32  # unit-stride run below which the tiled transpose's 32 x 32 tiles mostly idle
 
 
+def _permutes(step: Step) -> bool:
+    from .codegen.cuda.emit_permute import permute_sets
+    return permute_sets(step) is not None
+
+
 def _copy_step(src_buf, src: Layout, dst_buf, dst: Layout, dtype, backend):
     """A copy of ``src`` into ``dst`` (row-major, ``src``'s labels in another order) with every
     run of labels that both walk contiguously coalesced into one mode (Sycamore's extent-2
     modes: ~25 become a few). The tiled transpose kernel takes it when both unit-stride runs
     fill its tiles; shorter runs (2 x 2 tiles: 1/256 of each tile used) go to the element-wise
-    loop kernel instead."""
+    loop kernel instead -- on the GPU only when the permute kernel cannot tile them by
+    whole modes (emit_permute.permute_sets)."""
     st, ex = dict(zip(src.labels, src.strides)), dict(zip(src.labels, src.extents))
     runs = []
     for l in dst.labels:
@@ -391,7 +437,10 @@ def _copy_step(src_buf, src: Layout, dst_buf, dst: Layout, dtype, backend):
     b = Layout(labels, extents, row_major(extents))
     unit = lambda lay: max((n for n, s_ in zip(lay.extents, lay.strides) if abs(s_) == 1), default=1)
     small = min(unit(a), unit(b)) < TRANSPOSE_MIN_RUN and unit(a) != 1 and a.strides[-1] != 1
-    return make_step([src_buf], [a], dst_buf, b, [dtype], dtype, dtype, "generic" if small else "reduce", backend)
+    step = make_step([src_buf], [a], dst_buf, b, [dtype], dtype, dtype, "reduce", backend)
+    if small and not (backend == "cuda" and _permutes(step)):
+        step = make_step([src_buf], [a], dst_buf, b, [dtype], dtype, dtype, "generic", backend)
+    return step
 
 
 def _gemm_operands(ops, res_lay, backend):
@@ -567,12 +616,20 @@ def _split_reduce_factor(step: Step) -> int:
     millions of terms would leave all but a few SMs idle. Cutting the largest summed mode
     into S slices gives S times more outputs, summed by a second, small reduce step.
     """
-    summed = [m for m in step.modes if m.kind in ("k", "sum")]
+    summed = _summed_outer_first(step)
     if not summed:
         return 1
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in ("k", "sum")], dtype=np.int64))
     total = int(np.prod([m.extent for m in summed], dtype=np.int64))
     return _reduce_split(outputs, total, max(m.extent for m in summed), [m.extent for m in summed])
+
+
+def _summed_outer_first(step: Step) -> list:
+    """The step's summed modes, the largest operand stride first (so a multi-mode split cuts
+    the outermost and the inner modes stay one contiguous run)."""
+    j_of = {m.label: j for j, m in enumerate(step.modes)}
+    outer = lambda m: -max(abs(row[j_of[m.label]]) for row in step.strides[1:])
+    return sorted((m for m in step.modes if m.kind in ("k", "sum")), key=outer)
 
 
 def _reduce_split(outputs: int, total: int, biggest: int, extents=None) -> int:
@@ -590,12 +647,16 @@ def _reduce_split(outputs: int, total: int, biggest: int, extents=None) -> int:
 
 
 def _split_cuts(modes, split: int) -> list:
-    """``(key, d)`` per summed mode to cut into d slices, from ``(key, extent)`` pairs: the
-    largest extent first, each cut by its largest divisor that still fits what is left of
-    ``split``. A factor this returned for ``want`` comes back unchanged as ``split`` (each
-    d is the largest divisor both below the want and below the product)."""
+    """``(key, d)`` per summed mode to cut into d slices, from ``(key, extent)`` pairs,
+    outermost first: the largest mode that ``split`` divides, alone; else the modes in
+    the order given, each cut by its largest divisor that still fits what is left of
+    ``split`` (a tensor network's extent-2 modes: the outer ones, so the inner modes stay
+    one contiguous run). The product of the cuts may fall short of ``split``."""
+    whole = [(key, e) for key, e in modes if e % split == 0]
+    if whole:
+        return [(max(whole, key=lambda x: x[1])[0], split)] if split > 1 else []
     cuts, left = [], split
-    for key, e in sorted(modes, key=lambda x: -x[1]):  # (stable: ties keep their order)
+    for key, e in modes:
         if left < 2:
             break
         d = max((d for d in range(2, min(e, left) + 1) if e % d == 0), default=1)
@@ -616,10 +677,9 @@ class KSlice:
 
 
 def _split_layouts(layouts, step: Step, split: int):
-    """The operands with summed modes cut into (slice, rest) -- the largest, and more where
-    it alone cannot give ``split`` slices (_split_cuts); returns the cut layouts and the
-    kept slice labels with their extents."""
-    cuts = dict(_split_cuts([(m.label, m.extent) for m in step.modes if m.kind in ("k", "sum")], split))
+    """The operands with summed modes cut into (slice, rest) as _split_cuts chooses, the
+    outermost first; returns the cut layouts and the kept slice labels with their extents."""
+    cuts = dict(_split_cuts([(m.label, m.extent) for m in _summed_outer_first(step)], split))
 
     def cut(lay: Layout) -> Layout:
         labels, extents, strides = [], [], []
@@ -741,6 +801,16 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
                                  [d for _, _, d in ops], tgt_dt, cmp, tuned.strategy(k, strategy), backend)
         else:
             tgt_buf, tgt_lay, tgt_dt = res_buf, res_lay, res_dt
+            aligned = (reduce_aligned(step, ops, res_buf, res_lay, res_dt, cmp, backend)
+                       if rewrites and strategy is None else None)
+            if aligned is not None:
+                j, labels = aligned
+                b0, l0, d0 = ops[j]
+                tb, tl = temp(labels, dtype=d0)
+                steps.append(_copy_step(b0, l0, tb, tl, d0, backend))
+                ops[j] = (tb, tl, d0)
+                step = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], res_buf, res_lay,
+                                 [d for _, _, d in ops], res_dt, cmp, tuned.strategy(k, strategy), backend)
         split = (tuned.split(k, step, [d for _, _, d in ops], split_k_factor)
                  if rewrites and backend == "cuda" and strategy is None else 1)
         if split > 1:  # two steps: partial sums over K slices, then a sum over the slices

@@ -48,7 +48,8 @@ CASES = [
     ("ij,ij->i", [(16, 8), (16, 8)], [(300, 77), (300, 77)], "auto"),
     ("ij->j", [(16, 8)], [(5, 1000)], "auto"),
     ("ii->", [(8, 8)], [(300, 300)], "auto"),
-    ("ij->ji", [(8, 9)], [(30, 70)], "auto"),
+    ("ij->ji", [(8, 9)], [(5, 7)], "auto"),                                           # permute (short runs)
+    ("ij->ji", [(40, 50)], [(70, 90)], "auto"),                                       # transpose (32x32 tiles)
     ("ij,ij->ij", [(8, 9), (8, 9)], [(100, 77), (100, 77)], "auto"),                # Hadamard
     ("i,j->ij", [(8,), (9,)], [(100,), (33,)], "auto"),                               # outer
     ("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], [(9, 3), (3, 4), (4, 11)], False),    # 3 operands
@@ -90,6 +91,9 @@ def all_kernels() -> dict:
                 add(plan(subs, shapes, dt, fam, opt), f"{subs} {dt} strategy={fam}")
     for dt in DTYPES:  # tiled transposes (permutations whose unit-stride modes differ)
         add(plan("abc->cab", [(40, 33, 20)], dt, "reduce"), f"abc->cab {dt} transpose")
+        add(plan("abcdefghij->jihgfedcba", [(2,) * 10], dt, "reduce"), f"10-mode reversal {dt} permute")
+    labels = "abcdefghijklmnopqrstuvwxyzABCDEF"  # 2**32 elements: in-tile offsets past int32
+    add(plan(f"{labels}->{labels[::-1]}", [(2,) * 32], "complex64", "reduce"), "32-mode reversal permute")
     for i, (subs, shapes) in enumerate(BIG_GETT):  # every dtype on the plain GEMM, the
         for dt in GETT_DTYPES if i == 0 else BIG_GETT_DTYPES:  # two pipelines x widths on the rest
             add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} big gett")
@@ -142,7 +146,9 @@ def resources(log: str):
 
 def test_the_case_set_covers_every_family_variant():
     fams = {_family(k) for k, _ in all_kernels().values()}
-    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "mma", "wgmma"}
+    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "permute", "mma", "wgmma"}
+    permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
+    assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
     assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8"}
     assert any(k.tables for k in gett) and any("swapped" in k.source for k in gett)
@@ -460,6 +466,10 @@ EMULATED = [
     ("ij->ji", [(40, 70)], "float32", "reduce", None),                  # transpose: ragged tiles
     ("abcd->dbca", [(3, 20, 2, 17)], "float16", "reduce", None),        # transpose, batch modes
     ("ijk->kji", [(33, 2, 18)], "complex64", "reduce", None),           # transpose, complex
+    ("abcdefghij->jihgfedcba", [(2,) * 10], "float32", "reduce", None),  # permute: mode-set tile
+    ("abcdefghijkl->lkjihgfedcba", [(3,) + (2,) * 10 + (5,)], "complex64", "reduce", None),  # + outer
+    ("abcdefgh->hgfeabcd", [(2,) * 8], "float64", "reduce", None),      # permute: sets overlap
+    ("abcdef->fabcde", [(2,) * 5 + (64,)], "int16", "reduce", None),     # permute: a long mode split
     ("ij,ij->ij", [(8, 9), (8, 9)], "complex128", "reduce", None),      # Hadamard
     ("ij,jk->ik", [(6, 5), (5, 4)], "bool", "reduce", None),            # OR of ANDs
     ("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], "int8", "generic", None),

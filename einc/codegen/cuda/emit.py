@@ -149,6 +149,10 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
             return emit_mma(plan, step, dtypes, compute, op, None if gett_tile in WGMMA_TILES else gett_tile)
         return _emit_gett(step, dtypes, compute, gett_tile if gett_tile in GETT_TILES else None)
     if step.strategy in ("gett", "reduce"):
+        from .emit_permute import emit_permute, permute_sets
+        sets = permute_sets(step)  # a copy whose fast runs are many short modes
+        if sets is not None:
+            return emit_permute(step, dtypes, compute, sets)
         axes = _transpose_axes(step)
         if axes is not None:
             return _emit_transpose(step, dtypes, compute, *axes)
