@@ -11,22 +11,35 @@
 // its structure, with no transposed copies.
 //
 // Ownership: a block of NT = (BM/RM)*(BN/RN) threads computes one BM x BN tile of C,
-// marching over K in slices of BK. Thread (ty, tx) = (tid / (BN/RN), tid % (BN/RN)) owns
-// an RM x RN register tile made of 4x4 pieces: rows  i*(BM/(RM/4)) + ty*4 + [0,4),
-// columns j*(BN/(RN/4)) + tx*4 + [0,4). Adjacent lanes (tx) own adjacent groups of 4
-// columns, and a warp's shared-memory reads are one broadcast row of A and 16 distinct
-// 16-byte pieces of B: conflict-free vector (LDS.128) reads.
+// marching over K in slices of BK. Thread (ty, tx) owns an RM x RN register tile made of
+// 4x4 pieces: rows i*(BM/(RM/4)) + ty*4 + [0,4), columns j*(BN/(RN/4)) + tx*4 + [0,4).
+// A warp holds 32/TX rows ty of TX = BN/RN threads tx each, so its fragment reads are
+// 32/TX broadcast pieces of A and TX distinct 16-byte pieces of B (LDS.128). With
+// PAIRS, lanes 2q and 2q+1 share tx and lanes q and q^2 share ty (tx = lane / 2, ty =
+// 2*warp + lane % 2): an LDS.128 serves lanes whose addresses pair up like that together,
+// 2 wavefronts per B read instead of the 4 of tx = tid % TX, ty = tid / TX (a quarter-warp
+// at a time: 8 distinct pieces each); the C stores cover the same addresses either way.
 //   Default 128x128x8, 8x8 per thread, 256 threads; small problems use 64x64x8, 4x4.
 //
-// Shared memory: S stages of As[BK][BM+4] (A *transposed*, k-major, so a thread's 4 rows
-// are one vector read) and Bs[BK][BN+4]. The +4 pad keeps 16-byte alignment and spreads
-// the k-fast stores of a warp over distinct banks.
+// Shared memory: S stages of As[BK][BM+PAD] (A *transposed*, k-major, so a thread's 4 rows
+// are one vector read) and Bs[BK][BN+PAD], PAD = 16 bytes: rows stay 16-byte aligned, and
+// the k-fast stores below (a warp: 32*LA/BK rows of M times BK/LA runs of LA k) land on 32
+// distinct banks -- the run starts LA rows apart, which the pad shifts by 16*LA bytes
+// (LA = 4: 64 bytes, half the banks; a 32-byte pad, 4 doubles, shifted fp64 by 128 bytes,
+// all of them, a 2-way conflict).
 //
-// Global loads: per slice each thread moves BM*BK/NT elements of A and BK*BN/NT of B,
-// consecutive lanes on consecutive indices of whichever mode is unit-stride in that
-// tensor (A_MFAST / B_NFAST, chosen by the emitter), so a warp reads whole 32-byte
-// sectors. Out-of-range elements (ragged M, N, K) arrive as zeros, so partial tiles need
-// no other masking until the masked store.
+// Global loads: per slice each thread moves LA = BM*BK/NT elements of A and LB = BK*BN/NT
+// of B. M-fast (N-fast): consecutive lanes on consecutive rows, one element each per k.
+// K-fast: each thread a run of LA consecutive k of one row (BK/LA threads per row).
+// Out-of-range elements (ragged M, N, K) arrive as zeros, so partial tiles need no other
+// masking until the masked store. A K-fast operand whose innermost K mode is unit-stride
+// (A_KVEC / B_KVEC, chosen by the emitter; ASYNC only) loads each run as one 16-byte vector
+// (two for fp64, one 8-byte on 64x64 tiles) into registers, a slice ahead, and stores it
+// transposed with LA scalar stores: one 4-byte cp.async per element instead made every
+// instruction touch 16 rows (16 cache lines, ~16 L1 wavefronts: ncu counts them as shared
+// bank conflicts of LDGSTS, 119 M on TCCG ccsd lik,jkl->ji). A run that is not whole
+// (ragged K), not contiguous (a tabled K whose innermost extent it crosses) or not aligned
+// at run time falls back to element loads, so the variant depends on strides only.
 //
 // Two pipelines (template argument ASYNC):
 //  - ASYNC (storage type == accumulator type: fp32, fp64, int32, int64 without
@@ -35,7 +48,10 @@
 //      stage slice kt-1 used; multiply slice kt.
 //    The one barrier per slice is both RAW (every thread's copies of slice kt have
 //    landed before anyone reads them) and WAR (everyone finished multiplying slice kt-1
-//    before its stage is refilled). No registers hold data in flight.
+//    before its stage is refilled). A vector-loaded K-fast operand instead loads slice
+//    kt+1 into registers before multiplying slice kt and stores it after, into stage
+//    kt+1 (mod S): its last readers multiplied slice kt+1-S <= kt-1 and have passed this
+//    slice's barrier (WAR); the next slice's barrier is its RAW.
 //  - register prefetch (inputs that need a conversion: fp16, int8, ...): two stages;
 //    slice kt+1 is loaded into registers (converted) while slice kt is multiplied, then
 //    stored into the other stage; one barrier per slice, RAW for slice kt+1 and WAR for
@@ -153,19 +169,56 @@ template <class T> __device__ __forceinline__ void einc_load4(const T* p, T* r) 
   }
 }
 
+// A thread's run of L consecutive k of one row of a K-fast operand whose innermost K mode
+// is unit-stride, into registers; `n` of its elements are inside K (the rest, and all of
+// an out-of-range row, are zeros). Strided K: `src` is the run. Tabled K: `src` is the
+// row and `tab` the run's table entries. Whole runs go as one or two vector loads when
+// they are contiguous (tabled: the first and last offsets are L-1 apart -- a run starts
+// at a multiple of L <= 4 and the innermost extent is >= 2 (bind drops size-1 modes), so
+// it crosses at most one mode boundary, whose jump must then be 1) and aligned; other runs
+// load element by element.
+template <int L, bool TAB, class T>
+__device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool row_ok, int n,
+                                          const long long* __restrict__ tab) {
+  constexpr int VB = L * sizeof(T) < 16 ? L * sizeof(T) : 16;  // bytes per vector load
+  constexpr int VN = VB / sizeof(T);
+  static_assert(L <= 4 && L % VN == 0, "runs of at most 4, whole vectors");
+  bool whole = row_ok && n >= L;
+  const T* run = src;
+  if constexpr (TAB) {
+    const long long first = whole ? __ldg(tab) : 0;
+    run = src + first;
+    whole = whole && __ldg(tab + L - 1) == first + L - 1;
+  }
+  whole = whole && (static_cast<unsigned>(reinterpret_cast<unsigned long long>(run)) & (VB - 1)) == 0;
+  if (whole) {
+#pragma unroll
+    for (int h = 0; h < L / VN; ++h) {
+      const EincVec<T, VN> v = *reinterpret_cast<const EincVec<T, VN>*>(run + h * VN);
+#pragma unroll
+      for (int e = 0; e < VN; ++e) r[h * VN + e] = v.v[e];
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < L; ++e) r[e] = row_ok && e < n ? src[TAB ? __ldg(tab + e) : e] : zero<T>();
+  }
+}
+
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
-          class TOut, class TC, class TA, class SA, class SB>
+          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false, bool PAIRS = false>
 __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                           const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
   constexpr int S = ASYNC ? Cfg::S : 2;
-  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = 4;
+  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = 16 / sizeof(TA) > 0 ? 16 / sizeof(TA) : 1;
   static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
   static_assert(NT % BM == 0 && NT % BN == 0 && NT % BK == 0, "load mappings tile the block");
   static_assert((BM * BK) % NT == 0 && (BK * BN) % NT == 0, "whole loads per thread");
   static_assert(BK % LA == 0 && BK % LB == 0, "k-fast loads stay inside one row");
   static_assert(S >= 2, "at least double buffering");
   static_assert(!ASYNC || (sizeof(SA) == sizeof(TA) && sizeof(SB) == sizeof(TA)), "async copies move raw bits");
+  static_assert(!(A_KVEC || B_KVEC) || ASYNC, "vector k-fast runs are raw bits too");
+  static_assert(!(A_KVEC && A_MFAST) && !(B_KVEC && B_NFAST), "vector runs are along K");
 
   __shared__ __align__(16) TA As[S][BK][BM + PAD];
   __shared__ __align__(16) TA Bs[S][BK][BN + PAD];
@@ -174,13 +227,15 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   const SB* __restrict__ B = static_cast<const SB*>(b_ptr);
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x;
-  const int tx = tid % (BN / RN), ty = tid / (BN / RN);
+  constexpr int TX = BN / RN;
+  static_assert(!PAIRS || TX == 16, "lane pairs: two rows of 16 threads per warp");
+  const int tx = PAIRS ? (tid % 32) / 2 : tid % TX, ty = PAIRS ? (tid / 32) * 2 + tid % 2 : tid / TX;
 
   // Where this thread's loads land inside a tile: load i covers (a_mm(i), a_kk(i)).
   // M-fast: lanes on consecutive rows, each thread one row and LA slices of k.
   // K-fast: each thread LA consecutive k of one row (BK/LA threads per row), so it keeps
-  // a single row pointer; a warp covers 32*LA/BK rows x BK whole sectors, and its
-  // transposed shared-memory stores hit 32 distinct banks thanks to the pad.
+  // a single row pointer; a warp covers 32*LA/BK rows x BK, and its transposed
+  // shared-memory stores hit 32 distinct banks thanks to the pad.
   auto a_mm = [&](int i) { return A_MFAST ? tid % BM : tid / (BK / LA); };
   auto a_kk = [&](int i) { return A_MFAST ? tid / BM + i * (NT / BM) : (tid % (BK / LA)) * LA + i; };
   auto b_nn = [&](int i) { return B_NFAST ? tid % BN : tid / (BK / LB); };
@@ -211,7 +266,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       const int left = p.K - k0 < BK ? static_cast<int>(p.K - k0) : BK;  // valid k in the slice
       const SA* __restrict__ qa = a_k;
 #pragma unroll
-      for (int i = 0; i < LA; ++i) {
+      for (int i = 0; i < (A_KVEC ? 0 : LA); ++i) {
         const bool ok = a_ok && a_kk(i) < left;
         if constexpr (TAB_K) {
           f(i, ok ? a_row + __ldg(p.ta_k + k0 + a_kk(i)) : A, ok);
@@ -223,7 +278,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }
       const SB* __restrict__ qb = b_k;
 #pragma unroll
-      for (int i = 0; i < LB; ++i) {
+      for (int i = 0; i < (B_KVEC ? 0 : LB); ++i) {
         const bool ok = b_ok && b_kk(i) < left;
         if constexpr (TAB_K) {
           g(i, ok ? b_col + __ldg(p.tb_k + k0 + b_kk(i)) : B, ok);
@@ -245,8 +300,9 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
 #pragma unroll
       for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
 
-    // Multiply slice `stage` into the accumulators, fragments double-buffered.
-    auto multiply = [&](int stage) {
+    // Multiply slice `stage` into the accumulators, fragments double-buffered; `half()`
+    // runs after the first BK/2 rows of k.
+    auto multiply = [&](int stage, auto&& half) {
       TA fa[2][RM], fb[2][RN];
       auto frags = [&](int k, TA* a, TA* b) {
 #pragma unroll
@@ -262,8 +318,10 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
         for (int i = 0; i < RM; ++i)
 #pragma unroll
           for (int j = 0; j < RN; ++j) acc[i][j] = mac(acc[i][j], fa[k & 1][i], fb[k & 1][j]);
+        if (k == BK / 2 - 1) half();
       }
     };
+    auto nothing = [] {};
 
     if constexpr (ASYNC) {
       auto issue = [&](int kt, int stage) {
@@ -276,10 +334,40 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
               einc_cp_async(&Bs[stage][b_kk(i)][b_nn(i)], reinterpret_cast<const TA*>(src), ok);
             });
       };
+      // The vector-loaded k-fast operands: registers, one slice ahead (see the header).
+      // Both operands: A's registers are filled while the second half of the slice is
+      // multiplied, after B's went out, so one run is live at a time (at the 128-register
+      // cap of 2 blocks/SM both live spilled ~80 bytes; A second spilled 8 on tabled K).
+      TA ra[A_KVEC ? LA : 1], rb[B_KVEC ? LB : 1];
+      auto fetch = [&](int kt, bool a, bool b) {
+        const long long k0 = static_cast<long long>(kt) * BK;
+        const int left = p.K - k0 < BK ? static_cast<int>(p.K - k0) : BK;
+        if (A_KVEC && a)
+          einc_krun<LA, TAB_K>(ra, reinterpret_cast<const TA*>(a_row) + (TAB_K ? 0 : k0 + a_kk(0)), a_ok,
+                               left - a_kk(0), p.ta_k + (TAB_K ? k0 + a_kk(0) : 0));
+        if (B_KVEC && b)
+          einc_krun<LB, TAB_K>(rb, reinterpret_cast<const TA*>(b_col) + (TAB_K ? 0 : k0 + b_kk(0)), b_ok,
+                               left - b_kk(0), p.tb_k + (TAB_K ? k0 + b_kk(0) : 0));
+      };
+      auto stash = [&](int stage, bool a, bool b) {
+        if (A_KVEC && a) {
+#pragma unroll
+          for (int i = 0; i < LA; ++i) As[stage][a_kk(i)][a_mm(i)] = ra[i];
+        }
+        if (B_KVEC && b) {
+#pragma unroll
+          for (int i = 0; i < LB; ++i) Bs[stage][b_kk(i)][b_nn(i)] = rb[i];
+        }
+      };
+      constexpr bool REG = A_KVEC || B_KVEC, BOTH = A_KVEC && B_KVEC;
 #pragma unroll
       for (int s = 0; s < S - 1; ++s) {
         if (s < nk) issue(s, s);
         einc_cp_commit();  // empty groups keep the group count uniform
+      }
+      if (REG && nk > 0) {
+        fetch(0, true, true);
+        stash(0, true, true);
       }
       int stage = 0;
       for (int kt = 0; kt < nk; ++kt) {
@@ -287,8 +375,18 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
         __syncthreads();        // RAW: everyone's have; WAR: slice kt-1's stage is free
         if (kt + S - 1 < nk) issue(kt + S - 1, stage == 0 ? S - 1 : stage - 1);
         einc_cp_commit();
-        multiply(stage);
-        stage = stage == S - 1 ? 0 : stage + 1;
+        // Unconditional: past the last slice this loads nothing and stores zeros into a
+        // free stage (a branch here made ptxas emit the multiply twice).
+        const int next = stage == S - 1 ? 0 : stage + 1;  // slice kt+1's (WAR/RAW: header)
+        if constexpr (REG) fetch(kt + 1, !BOTH, true);     // in flight while we multiply
+        multiply(stage, [&] {
+          if constexpr (BOTH) {
+            stash(next, false, true);
+            fetch(kt + 1, true, false);
+          }
+        });
+        if constexpr (REG) stash(next, true, !BOTH);
+        stage = next;
       }
       einc_cp_wait<0>();
       __syncthreads();  // WAR: the next tile's prologue refills stages read above
@@ -313,7 +411,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       for (int kt = 0; kt < nk; ++kt) {
         const bool more = kt + 1 < nk;
         if (more) fetch(kt + 1);  // in flight while we multiply
-        multiply(kt & 1);
+        multiply(kt & 1, nothing);
         if (more) stash((kt + 1) & 1);
         __syncthreads();  // RAW for slice kt+1, WAR for the stage slice kt+2 will fill
       }                   // (the last one is also the WAR barrier for the next tile)
