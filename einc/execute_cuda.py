@@ -489,3 +489,13 @@ def trim_graph_memory(ordinal: int = 0) -> None:
     rt = runtime(ordinal)
     rt.make_current()
     check(rt.cu.cuDeviceGraphMemTrim(rt.device), "cuDeviceGraphMemTrim")
+
+
+def trim_memory(ordinal: int = 0) -> None:
+    """Return every byte einc's pools keep unused to the device: the graph memory pool and
+    the stream-ordered pool of the direct path (which keeps up to
+    runtime.cuda.POOL_KEEP_FRACTION of the device between calls)."""
+    from .runtime.cuda import runtime
+    trim_graph_memory(ordinal)
+    rt = runtime(ordinal)
+    check(rt.cu.cuMemPoolTrimTo(rt.pool, 0), "cuMemPoolTrimTo")

@@ -306,6 +306,7 @@ alignas(16) static unsigned char emu_shfl[32][32][16];
 #define __shared__ static
 #define EINC_HOST_EMULATION 1
 inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) { emu_warp_barrier[threadIdx.x / 32]->arrive_and_wait(); }
 template <class T> T __shfl_xor_sync(unsigned, T v, int m) {
   const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32;
   std::memcpy(emu_shfl[w][l], &v, sizeof(T));

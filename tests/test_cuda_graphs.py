@@ -641,3 +641,30 @@ def test_gpu_environment_switches(torch, env, launches):
     out = subprocess.run([sys.executable, "-c", _SUBPROCESS], env=full, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(launches), "4"]
+
+
+def _pool_reserved() -> int:
+    from einc.runtime.cuda import runtime
+    rt = runtime(0)
+    attr = rt.cu.CUmemPool_attribute.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+    err, value = rt.cu.cuMemPoolGetAttribute(rt.pool, attr)
+    return int(value)
+
+
+@pytest.mark.gpu
+def test_gpu_the_stream_pool_keeps_big_intermediates_between_calls(torch):
+    """Intermediates over GRAPH_MAX_TEMP_BYTES take the direct path's stream-ordered pool.
+    The driver's default release threshold (0) unmaps them at every synchronisation and maps
+    them again on the next call (~3.5 ms per GiB on the H200); einc raises it, so after a
+    synchronised call the pool still holds the intermediate, and trim_memory() returns it."""
+    n = 8192  # ij,jk->ik first: n x (n + 1) float32, just past GRAPH_MAX_TEMP_BYTES
+    subs, shapes = "ij,jk,kl->il", [(n, 2), (2, n + 1), (n + 1, 3)]
+    rng = np.random.default_rng(3)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    t = [torch.from_numpy(o).cuda() for o in ops]
+    got = einc.einsum(subs, *t, optimize=[(0, 1), (0, 1)])
+    torch.cuda.synchronize()
+    assert _pool_reserved() >= n * (n + 1) * 4 > xc.GRAPH_MAX_TEMP_BYTES
+    assert_matches(got.cpu().numpy(), subs, *ops, terms=2 * (n + 1))
+    xc.trim_memory()
+    assert _pool_reserved() < n * (n + 1) * 4

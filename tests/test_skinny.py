@@ -22,8 +22,12 @@ CASES = [
     ("akb,jk->jba", [(40, 9, 70), (24, 9)], "float32", "A M-fast on b, C staged along a"),
     ("abk,kj->bja", [(37, 20, 19), (19, 24)], "float32", "A K-fast: lanes on C's a"),
     ("akdbc,jk->cjbda", [(5, 7, 3, 4, 33), (17, 7)], "float64", "rest table d, staged, ragged"),
-    ("ik,kj->ij", [(700, 13), (13, 8)], "float32", "one axis, direct stores"),
-    ("ik,kj->ij", [(700, 300), (300, 5)], "float32", "K over three B chunks"),
+    ("ik,kj->ij", [(700, 13), (13, 8)], "float32", "one axis, C N-fast: rows staged per warp"),
+    ("ik,kj->ji", [(700, 13), (13, 8)], "float32", "one axis, C M-fast: direct stores"),
+    ("ik,kj->ij", [(700, 300), (300, 5)], "float32", "K over three B chunks, N = 5 of NP = 8 staged"),
+    ("abk,kj->baj", [(37, 20, 19), (19, 24)], "float32", "two axes, C N-fast: rows staged per warp"),
+    ("ki,kj->ij", [(13, 700), (13, 24)], "float32", "A M-fast, C N-fast: rows staged per warp"),
+    ("ik,kj->ij", [(300, 12), (12, 16)], "float64", "fp64 rows staged per warp"),
     ("bik,bkj->bij", [(3, 70, 20), (3, 20, 20)], "float32", "batch in the rest table moves B"),
     ("jk,akb->jba", [(24, 9), (40, 9, 70)], "float32", "small group on the M side: swapped"),
     ("akbc,jkc->jba", [(40, 5, 70, 3), (24, 5, 3)], "float32", "tabled K (two modes)"),
@@ -33,6 +37,8 @@ CASES = [
     ("akb,jk->jba", [(40, 9, 70), (32, 9)], "int64", "NP = 32, 8-byte async path"),
 ]
 IDS = [c[3] for c in CASES]
+RM4 = [c for c in CASES if c[3] in ("A M-fast on b, C staged along a", "small group on the M side: swapped",  # fp32,
+                                    "tabled K (two modes)", "A M-fast, C N-fast: rows staged per warp")]  # A M-fast
 
 
 def _plan(subs, shapes, dtype):
@@ -85,8 +91,7 @@ def test_gpu_skinny_matches_numpy(monkeypatch, subs, shapes, dtype, what):
 
 
 @needs_emulator
-@pytest.mark.parametrize("subs,shapes,dtype,what", [CASES[0], CASES[6], CASES[7]],  # A M-fast, fp32
-                         ids=[CASES[0][3], CASES[6][3], CASES[7][3]])
+@pytest.mark.parametrize("subs,shapes,dtype,what", RM4, ids=[c[3] for c in RM4])
 def test_emulated_skinny_with_four_rows_per_thread(monkeypatch, subs, shapes, dtype, what):
     monkeypatch.setenv("EINC_SKINNY_RM", "4")  # what the emitter picks once tiles fill the GPU
     rng = np.random.default_rng(11)

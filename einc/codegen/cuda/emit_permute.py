@@ -25,6 +25,7 @@ from .emit import (GRID_CAP, SM_COUNT, SUMMED, VERSION, CudaStepKernel, _assembl
 
 RUN = 32  # contiguous elements each side's fast modes should reach (one warp's run)
 VMAX_CAP = 2048  # tile elements (VMAX): static shared memory stays under 48 KB
+TILE_MIN = 1024  # tile elements below which the tile takes more of the output's modes
 SMEM_CAP = 48 * 1024
 TILES_PER_BLOCK = 8  # grid ~ tiles / 8 (the tables are built once per block), capped at SMs x 16
 
@@ -40,24 +41,52 @@ class PermuteSets:
     vol: int
 
 
-def _fast_run(modes, side: int) -> list:
-    """Indices of the fastest modes on ``side`` (1: input, 2: output), smallest stride
-    first, up to RUN elements. (Dense when the tensor is; a sliced view's runs have gaps
-    where its sliced modes were, and a tile then reads what sectors it can.)"""
-    order = sorted(range(len(modes)), key=lambda j: modes[j][side])
+def _fast_run(modes, side: int, target: int = RUN) -> list:
+    """The fastest modes on ``side`` (1: input, 2: output), smallest stride first, up to
+    ``target`` elements. (Dense when the tensor is; a sliced view's runs have gaps where
+    its sliced modes were, and a tile then reads what sectors it can.)"""
     run, n = [], 1
-    for j in order:
-        if n >= RUN:
+    for m in sorted(modes, key=lambda m: m[side]):
+        if n >= target:
             break
-        run.append(j)
-        n *= modes[j][0]
+        run.append(m)
+        n *= m[0]
     return run
+
+
+def _split_to(modes, side: int, target: int, whole=()) -> list:
+    """``modes`` with the mode that would overshoot ``target`` on ``side`` cut in two, its
+    inner part just what the run needs (its smallest divisor that reaches the target): a
+    long mode joins a tile by a few elements, the rest of it stays an outer mode. Modes in
+    ``whole`` (the other side's run, in the tile already) are never cut."""
+    n = 1
+    for m in sorted(modes, key=lambda m: m[side]):
+        if n >= target:
+            break
+        e, si, so = m
+        need = -(-target // n)
+        f = e if m in whole else next((d for d in range(need, e) if e % d == 0), e)
+        if f < e:
+            return [x for x in modes if x != m] + [(f, si, so), (e // f, si * f, so * f)]
+        n *= e
+    return modes
+
+
+def _tile(modes, in_target: int, out_target: int):
+    """(members of the tile, modes): the input's fastest modes to ``in_target`` elements and
+    the output's to ``out_target``, long modes cut to what the runs need."""
+    modes = _split_to(modes, 1, in_target)
+    fin = _fast_run(modes, 1, in_target)
+    modes = _split_to(modes, 2, out_target, whole=fin)
+    return set(fin) | set(_fast_run(modes, 2, out_target)), modes
 
 
 def permute_sets(step: Step) -> PermuteSets | None:
     """The mode-set tiling of a pure copy step whose fast runs differ, or None (not a copy,
     a negative or zero stride, both sides already walking the same fast modes, the single
-    long modes the `transpose` kernel tiles, or a tile over VMAX_CAP elements)."""
+    long modes the `transpose` kernel tiles, or a tile over VMAX_CAP elements). A tile under
+    TILE_MIN elements takes more of the output's fast modes (fewer, fuller tiles: more loads
+    in flight per thread, fewer barriers per byte)."""
     if len(step.operands) != 1 or any(m.kind in SUMMED for m in step.modes):
         return None
     if any(s <= 0 for row in step.strides for s, m in zip(row, step.modes) if m.extent > 1):
@@ -70,21 +99,26 @@ def permute_sets(step: Step) -> PermuteSets | None:
     fin, fout = _fast_run(modes, 1), _fast_run(modes, 2)
     if not fin or not fout or fin == fout:
         return None
-    if len(fin) == 1 and len(fout) == 1 and min(modes[fin[0]][0], modes[fout[0]][0]) >= RUN:
+    if len(fin) == 1 and len(fout) == 1 and min(fin[0][0], fout[0][0]) >= RUN:
         return None  # one long mode each side: the transpose kernel's 32 x 32 tiles are full
-    # a long mode joins the tile by its inner RUN elements (the rest is an outer mode)
-    modes = sorted((piece for e, si, so in modes for piece in (
-        ((e // RUN, si * RUN, so * RUN), (RUN, si, so)) if e > RUN and e % RUN == 0 else ((e, si, so),))),
-        key=lambda x: -x[2])
-    fin, fout = _fast_run(modes, 1), _fast_run(modes, 2)
-    members = sorted(set(fin) | set(fout), key=lambda j: modes[j][1])  # input order, fastest first
-    vol = int(np.prod([modes[j][0] for j in members], dtype=np.int64))
-    tile = tuple(modes[j] for j in members)
+    volume = lambda ms: int(np.prod([m[0] for m in ms], dtype=np.int64))
+    targets = (RUN, RUN)
+    members, cut = _tile(modes, *targets)
+    while volume(members) < TILE_MIN:  # longer runs on one side or the other, while they add
+        tries = [(volume(t[0]), -k, t, tg) for k, tg in enumerate(((targets[0], 2 * targets[1]),
+                                                                   (2 * targets[0], targets[1])))
+                 for t in [_tile(modes, *tg)]]
+        best = max((x for x in tries if x[0] <= VMAX_CAP), default=None)
+        if best is None or best[0] <= volume(members):
+            break
+        _, _, (members, cut), targets = best
+    tile = tuple(sorted(members, key=lambda m: m[1]))  # input order, fastest first
+    vol = volume(tile)
     if vol > VMAX_CAP or vol < 2 or _smem(_pow2_at_least(vol, 256), np.dtype(step.compute).itemsize,
                                           _offset_bytes(tile)) > SMEM_CAP:
         return None
     ord_ = tuple(sorted(range(len(tile)), key=lambda q: tile[q][2]))
-    outer = tuple(modes[j] for j in range(len(modes)) if j not in members)  # still output-major
+    outer = tuple(sorted((m for m in cut if m not in members), key=lambda m: -m[2]))  # output-major
     return PermuteSets(tile, ord_, outer, vol)
 
 

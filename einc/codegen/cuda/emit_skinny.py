@@ -48,6 +48,7 @@ class SkinnyLayout:
     stage_c: bool
     b_kfast: bool
     labels: dict
+    stage_n: bool = False  # C unit-stride along N: warps stage rows and store them whole
 
 
 def _groups(step: Step, ta: int, tb: int):
@@ -99,7 +100,8 @@ def skinny_layout(step: Step, min_rows: int | None = None) -> SkinnyLayout | Non
     rest = [b for b in others if b is not y] + g["rest"]
     k = _merge(sorted(g["k"], key=lambda e: -abs(e[1][1])))
     b_kfast = any(abs(st[2]) == 1 for _, st in k)
-    return SkinnyLayout(ta, tb, x, y, rest, g["n"], k, stage_c, b_kfast, labels)
+    stage_n = not stage_c and any(abs(st[0]) == 1 for e, st in g["n"] if e > 1)
+    return SkinnyLayout(ta, tb, x, y, rest, g["n"], k, stage_c, b_kfast, labels, stage_n)
 
 
 def skinny_applies(step: Step, dtypes, compute) -> bool:
@@ -141,7 +143,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     kc_max = max(BK, (KC_BYTES // (NP * acc)) // BK * BK)
     KC = min(kc_max, max(BK, _cdiv(K, BK) * BK))
     a_ring = S * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
-    smem = KC * NP * acc + max(a_ring, 8 * TY * 33 * acc if lay.stage_c else 0)
+    stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
+    smem = KC * NP * acc + max(a_ring, stage)
 
     tables = [rest_a, rest_b, rest_c]
     if tab_k:
@@ -156,7 +159,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     nt = len(tables)
     words += [("table", nt - 2), ("table", nt - 1)]
 
-    flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast)
+    flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast, lay.stage_n)
     # blocks per SM: registers for RM x NP accumulators (fp64 and RM = 4 need the whole file)
     minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
     # k unrolled in the M-fast multiply: 8 (the whole slice) measured 5-7% faster than 2 on the
@@ -177,7 +180,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
                  else f"{S}-stage thread-private cp.async ring for A" if async_ok
                  else "A prefetched a slice ahead in registers")
               + "; B in shared-memory chunks (all of K when it fits, loaded once per block); "
-              + ("C staged through shared memory and stored along Y" if lay.stage_c else "C stored per row")
+              + ("C staged through shared memory and stored along Y" if lay.stage_c
+                 else "C staged per warp and stored row by row (N-fast)" if lay.stage_n else "C stored per row")
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
     L = lay.labels
     modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "

@@ -37,7 +37,14 @@
 // through shared memory 8 columns at a time and leaves Y-fast, so a warp writes runs of TY
 // contiguous elements; the barrier before staging is WAR on the A ring the staging area
 // reuses, the two per column group RAW (staged before read) and WAR (read before the next
-// group overwrites). Otherwise each thread stores its own rows (coalesced along X).
+// group overwrites). With STAGE_N (C unit-stride along N: a row-major [M, N] result) each
+// warp stages its 32 rows of one i at a time ([32][NP+1] per warp, conflict-free both ways)
+// and writes them back row after row, so consecutive lanes store consecutive elements of a
+// row instead of 32 rows' element n (32 sectors per store: 8x the L2 traffic, Sycamore's
+// M = 2^26, N = 32 GEMM at 36 ms); __syncwarp orders staging (RAW) and reuse (WAR) within
+// the warp, between two barriers (WAR on the A ring: before staging over it, and before
+// the next tile refills it). Otherwise each thread stores its own
+// rows (coalesced along X).
 #pragma once
 #include "common.cuh"
 #include "gett.cuh"
@@ -91,14 +98,16 @@ template <class T> __device__ __forceinline__ void einc_cp_async_n(T* dst, const
 template <int V> struct EincInt { static constexpr int value = V; };
 
 // Shared memory past the B chunk: the A ring and/or the C staging area (they alias).
-template <class Cfg, bool ASYNC, bool STAGE_C, bool A_KFAST, class TA, class SA> constexpr int einc_skinny_smem_a() {
+template <class Cfg, bool ASYNC, bool STAGE_C, bool A_KFAST, bool STAGE_N, class TA, class SA>
+constexpr int einc_skinny_smem_a() {
   constexpr int as = !ASYNC ? 0 : Cfg::S * Cfg::BM * (A_KFAST ? Cfg::AROW : Cfg::BK) * static_cast<int>(sizeof(SA));
-  constexpr int cs = STAGE_C ? 8 * Cfg::TY * 33 * static_cast<int>(sizeof(TA)) : 0;
+  constexpr int cs = STAGE_C  ? 8 * Cfg::TY * 33 * static_cast<int>(sizeof(TA))
+                     : STAGE_N ? (Cfg::NT / 32) * 32 * (Cfg::NP + 1) * static_cast<int>(sizeof(TA)) : 0;
   return as > cs ? as : cs;
 }
 
-template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, class TOut,
-          class TC, class TA, class SA, class SB>
+template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, bool STAGE_N,
+          class TOut, class TC, class TA, class SA, class SB>
 __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* __restrict__ a_ptr,
                                             const void* __restrict__ b_ptr, const EincSkinnyMeta& p) {
   constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, NT = Cfg::NT, TY = Cfg::TY;
@@ -108,14 +117,14 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
   static_assert(!A_KFAST || (ASYNC && sizeof(SA) == 4 && !TAB_K), "K-fast pieces: 4-byte async, one K mode");
   const int KC = static_cast<int>(p.kc);
 #ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
-  alignas(16) static unsigned char einc_smem[(1 << 16) + einc_skinny_smem_a<Cfg, ASYNC, STAGE_C, A_KFAST, TA, SA>()];
+  alignas(16) static unsigned char einc_smem[(1 << 16) + einc_skinny_smem_a<Cfg, ASYNC, STAGE_C, A_KFAST, STAGE_N, TA, SA>()];
 #else
   extern __shared__ __align__(16) unsigned char einc_smem[];
 #endif
   TA* Bs = reinterpret_cast<TA*>(einc_smem);                              // [KC][NP]
   unsigned char* after_b = einc_smem + KC * NP * sizeof(TA);
   SA* As = reinterpret_cast<SA*>(after_b);  // ASYNC: [S][BK][BM], or A_KFAST [S][BM][AROW]
-  TA* Cs = reinterpret_cast<TA*>(after_b);  // [8][TY][33] (STAGE_C)
+  TA* Cs = reinterpret_cast<TA*>(after_b);  // [8][TY][33] (STAGE_C), [NT/32][32][NP+1] (STAGE_N)
   bool b_whole = false;                     // Bs holds all of K for the rest offset b_loaded
   long long b_loaded = 0;
 
@@ -362,6 +371,24 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
         }
         __syncthreads();  // WAR: read out before the next group is staged
       }
+    } else if constexpr (STAGE_N) {
+      __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
+      TA* W = Cs + (tid >> 5) * 32 * (NP + 1);
+#pragma unroll
+      for (int i = 0; i < RM; ++i) {
+#pragma unroll
+        for (int n = 0; n < NP; ++n) W[lane * (NP + 1) + n] = acc[i][n];
+        __syncwarp();  // RAW: the warp's 32 rows are staged
+        const long long y = row_y(i), xr = x0 + (ONE_AXIS ? 32 * ((tid >> 5) + 8 * i) : 0);
+        for (int e = lane; e < 32 * NP; e += 32) {
+          const int r = e / NP, n = e - r * NP;  // row r of the warp (its lane r's), column n
+          const long long x = xr + r;
+          if (n < p.N && x < p.U && y < p.V)
+            store_as<TC>(C + c_rest + x * p.c_x + y * p.c_y + __ldg(p.tc_n + n), W[r * (NP + 1) + n]);
+        }
+        __syncwarp();  // WAR: read out before the next rows are staged
+      }
+      __syncthreads();  // WAR: every warp has read out before the next tile refills the A ring
     } else {
       long long c_row[RM];  // (computed here, not kept live through the main loop)
 #pragma unroll
