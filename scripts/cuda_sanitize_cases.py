@@ -21,7 +21,15 @@ TC_DTYPES = ["float16", "bfloat16", "int8", "tf32"]
 # table with ragged tiles, the small group on the M side
 SKINNY_CASES = [("akb,jk->jba", [(70, 9, 65), (24, 9)]), ("abk,kj->bja", [(70, 65, 19), (19, 20)]),
                 ("akbc,jk->cjba", [(9, 5, 20, 33), (24, 5)]), ("jk,akb->jba", [(24, 9), (70, 9, 65)])]
+SKINNY_CASES += [("ik,kj->ij", [(9000, 13), (13, 24)]), ("ki,kj->ij", [(13, 5000), (13, 20)])]  # C N-fast: staged rows
 SKINNY_DTYPES = ["float32", "float64", "float16", "int8", "int64"]
+# the permute kernel (copies of many short modes: tiles of whole modes, a long mode cut, a
+# grown tile) and a big sum of two orders (aligned by a permute copy, then split)
+_L = "abcdefghijklmnopqrst"
+PERMUTE_CASES = [("abcdefghij->jihgfedcba", [(2,) * 10]), ("abcdef->faebdc", [(2,) * 5 + (64,)]),
+                 ("abcdefghijkl->lkjihgfedcba", [(3,) + (2,) * 10 + (5,)]),
+                 (f"{_L},{_L[::-1]}->", [(2,) * 20, (2,) * 20])]
+PERMUTE_DTYPES = ["float32", "float64", "complex64", "int8"]
 
 
 def tensor_core_case(rng, subs, shapes, dt, misaligned) -> bool:
@@ -69,6 +77,20 @@ def main():
             runs += 1
             if not good:
                 print("MISMATCH", subs, dt, "skinny")
+    for subs, shapes in PERMUTE_CASES:
+        for dt in PERMUTE_DTYPES:
+            ops = [(rng.standard_normal(s) * 3).astype(dt) for s in shapes]
+            want = np.einsum(subs, *ops)
+            out = np.empty(want.shape, dt)  # (a relabelling would otherwise be a view: no kernel)
+            got = einc.einsum(subs, *ops, backend="cuda", out=out)
+            wide = np.complex128 if np.dtype(dt).kind == "c" else np.float64
+            good = (np.array_equal(got, want) if np.dtype(dt).kind in "iu"
+                    else np.allclose(np.asarray(got).astype(wide), np.einsum(subs, *[o.astype(wide) for o in ops]),
+                                     rtol=1e-3, atol=1e-2))
+            bad += not good
+            runs += 1
+            if not good:
+                print("MISMATCH", subs, dt, "permute")
     for subs, shapes in TC_CASES:
         for dt in TC_DTYPES:
             for misaligned in (False, True):
