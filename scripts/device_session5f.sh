@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Session 5's last device call: GPU tests at HEAD, compute-sanitizer on the new kernels
+# (permute, aligned sums, skinny's N-fast stores), the unmeasured smallmn switches on 72^5,
+# and TCCG-24 fp32 (--plot). Long output -> $OUT, a short summary printed.
+set -u
+source scripts/device_env.sh
+mkdir -p "$OUT"
+t0=$SECONDS
+timeout 200 python3 -m pytest -q -n 8 -m gpu -p no:cacheprovider tests/test_cuda_backend.py tests/test_mma.py \
+  tests/test_gpu_complex.py tests/test_torch_integration.py tests/test_smallmn.py tests/test_skinny.py \
+  tests/test_cuda_graphs.py tests/test_gpu_hardening.py tests/test_distributed.py tests/test_gpu_plan_rewrites.py \
+  tests/test_gett_kernel.py > "$OUT/gpu-tests.txt" 2>&1
+echo "tests rc=$? $((SECONDS-t0))s"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.txt" | cut -c1-200 | head -10; tail -1 "$OUT/gpu-tests.txt"
+for tool in memcheck racecheck; do
+  EINC_SANITIZE_ONLY=new timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python3 scripts/cuda_sanitize_cases.py \
+    > "$OUT/sanitize-$tool.txt" 2>&1
+  echo "$tool rc=$? $(grep -E 'einsums|ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tr '\n' ' ')"
+done
+T72="abcd,dbea->ec:a=72,b=72,c=72,d=72,e=72"
+v() { echo "$* $(env "$@" timeout 40 python3 scripts/case_bench.py float32 $T72 2>&1 | tail -1 | cut -c60-140)"; }
+v EINC_SMALLMN=1
+v EINC_SMALLMN_BK=64
+v EINC_SMALLMN_MINB=1 EINC_SMALLMN_QU=8
+v EINC_SMALLMN_OCTETS=1
+v EINC_SMALLMN_OCTETS=1 EINC_SMALLMN_BK=64
+timeout 200 python3 -m einc bench --backend cuda --suite tccg24 --dtype float32 --plot > "$OUT/tccg-fp32.txt" 2>&1
+echo "tccg rc=$?"; grep -iE "geometric|geomean" "$OUT/tccg-fp32.txt" | tail -2 | cut -c1-200
+ls "$OUT/results" 2>/dev/null | head
