@@ -17,7 +17,7 @@ for tool in memcheck racecheck; do
   echo "$tool rc=$? $(grep -E 'einsums|ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tr '\n' ' ')"
 done
 T72="abcd,dbea->ec:a=72,b=72,c=72,d=72,e=72"
-v() { echo "$* $(env "$@" timeout 40 python3 scripts/case_bench.py float32 $T72 2>&1 | tail -1 | cut -c60-140)"; }
+v() { echo "$* $(env "$@" timeout 40 python3 scripts/case_bench.py float32 $T72 2>&1 | tail -1 | cut -c40-160)"; }
 v EINC_SMALLMN=1
 v EINC_SMALLMN_BK=64
 v EINC_SMALLMN_MINB=1 EINC_SMALLMN_QU=8
