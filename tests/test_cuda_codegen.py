@@ -503,6 +503,19 @@ def test_emulated_mixed_dtypes_convert_on_load_and_store(emulator):
     assert_matches(emulator(p, [a, b]), "ij,ij->i", a, b, terms=40)
 
 
+def test_permute_tiles_only_copies_it_can_fill():
+    from einc.codegen.cuda.emit_permute import permute_sets
+    sets = lambda subs, shape: [permute_sets(s) for s in plan(subs, [shape], "float32", "reduce").steps]
+    got = sets("abcdefghij->jihgfedcba", (2,) * 10)
+    assert got[0] is not None and got[0].vol == 1024 and not got[0].outer
+    assert sets("abcdefghij->jihgfedcba", (2,) * 9 + (0,)) == [None] * len(plan(
+        "abcdefghij->jihgfedcba", [(2,) * 9 + (0,)], "float32", "reduce").steps)  # empty: nothing to tile
+    assert sets("ij->ji", (40, 50)) == [None]  # two long modes: the transpose kernel's full 32x32 tiles
+    assert sets("abcdefgh->abcdefgh", (2,) * 8) in ([], [None])  # same order: no permutation
+    long = sets("abcdef->faebdc", (2,) * 5 + (64,))[0]  # the 64-mode joins by 32 elements
+    assert (32, 1, 32) in long.tile and (2, 32, 1024) in long.outer
+
+
 def test_kernel_sources_avoid_what_nvrtc_13_0_cannot_compile():
     """The H200 image's NVRTC 13.0 segfaults (no error: the process dies) compiling a generic
     lambda (`auto` parameters) that also takes a reference to an array, `const T (&x)[N]`;

@@ -87,8 +87,8 @@ def permute_sets(step: Step) -> PermuteSets | None:
     long modes the `transpose` kernel tiles, or a tile over VMAX_CAP elements). A tile under
     TILE_MIN elements takes more of the output's fast modes (fewer, fuller tiles: more loads
     in flight per thread, fewer barriers per byte)."""
-    if len(step.operands) != 1 or any(m.kind in SUMMED for m in step.modes):
-        return None
+    if len(step.operands) != 1 or any(m.kind in SUMMED or m.extent == 0 for m in step.modes):
+        return None  # (an empty copy has nothing to tile: extent-1 modes are dropped below, 0s must not be)
     if any(s <= 0 for row in step.strides for s, m in zip(row, step.modes) if m.extent > 1):
         return None
     # (extent, input stride, output stride), modes of extent 1 dropped, merged where both walk them as one
