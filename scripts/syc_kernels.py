@@ -27,10 +27,7 @@ d = bench.load()
 sp = bench.plan(d)
 ops = bench.arrays(d)
 ext = dict(sp.extents)
-dev = [torch.as_strided(torch.from_numpy(a).cuda(), tuple(ext[c] for c in t), st)
-       for a, t, st in zip(ops, sp.terms, sp.in_strides)]
-value = dict(zip(sp.sliced, sp.slice_index(0)))
-views = [v[tuple(value.get(c, slice(None)) for c in t) + (Ellipsis,)] for v, t in zip(dev, sp.terms)]
+views = bench.slice_views(sp, ops)
 steps = pairwise_steps(sp)
 
 

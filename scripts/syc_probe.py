@@ -23,14 +23,11 @@ budget = float(sys.argv[2]) if len(sys.argv) > 2 else 90.0
 d = bench.load()
 sp = bench.plan(d, limit)
 ops = bench.arrays(d)
-ext = dict(sp.extents)
-dev = [torch.as_strided(torch.from_numpy(a).cuda(), tuple(ext[c] for c in t), st)
-       for a, t, st in zip(ops, sp.terms, sp.in_strides)]
-value = dict(zip(sp.sliced, sp.slice_index(0)))
-tensors = {i: v[tuple(value.get(c, slice(None)) for c in t) + (Ellipsis,)] for i, (v, t) in enumerate(zip(dev, sp.terms))}
-n, t_start, total_first, total_again = len(dev), time.perf_counter(), 0.0, 0.0
+tensors = dict(enumerate(bench.slice_views(sp, ops)))
+inputs = len(tensors)
+n, t_start, total_first, total_again = inputs, time.perf_counter(), 0.0, 0.0
 for k, (ids, labels, res) in enumerate(pairwise_steps(sp)):
-    args = [tensors.pop(i) if i >= len(dev) else tensors[i] for i in ids]
+    args = [tensors.pop(i) if i >= inputs else tensors[i] for i in ids]
     call = lambda: einc.einsum(*[x for a, lab in zip(args, labels) for x in (a, lab)], res,
                                optimize=[tuple(range(len(ids)))])
     known = len(api._EXECUTABLES.data)

@@ -117,6 +117,16 @@ def _step_sizes(labels, res, ext):
     return {"M": size((a - b) & r), "N": size((b - a) & r), "K": size((a & b) - r), "batch": size(a & b & r)}
 
 
+def slice_views(sp, ops, index=0):
+    """The operands on the GPU (torch, in the plan's strides) and slice ``index``'s views of them."""
+    import torch
+    ext = dict(sp.extents)
+    dev = [torch.as_strided(torch.from_numpy(a).cuda(), tuple(ext[c] for c in t), st)
+           for a, t, st in zip(ops, sp.terms, sp.in_strides)]
+    value = dict(zip(sp.sliced, sp.slice_index(index)))
+    return [v[tuple(value.get(c, slice(None)) for c in t) + (Ellipsis,)] for v, t in zip(dev, sp.terms)]
+
+
 def profile_slice(sp, ops, repeats=2, copy_intensity=None):
     """Slice 0, one pairwise step at a time on the GPU: einc.einsum (as the workers run it)
     and torch.einsum on the same tensors; seconds per step, min of ``repeats`` after a warm-up."""
@@ -126,10 +136,7 @@ def profile_slice(sp, ops, repeats=2, copy_intensity=None):
     torch.cuda.empty_cache()  # cotengra's cached blocks
     from einc.distributed import pairwise_steps
     ext = dict(sp.extents)
-    dev = [torch.as_strided(torch.from_numpy(a).cuda(), tuple(ext[c] for c in t), st)
-           for a, t, st in zip(ops, sp.terms, sp.in_strides)]
-    value = dict(zip(sp.sliced, sp.slice_index(0)))
-    views = [v[tuple(value.get(c, slice(None)) for c in t) + (Ellipsis,)] for v, t in zip(dev, sp.terms)]
+    views = slice_views(sp, ops)
     steps = pairwise_steps(sp)
 
     def timed(fn):
