@@ -5,12 +5,7 @@
 set -u
 source scripts/device_env.sh
 mkdir -p "$OUT"
-t0=$SECONDS
-timeout 200 python3 -m pytest -q -n 8 -m gpu -p no:cacheprovider tests/test_cuda_backend.py tests/test_mma.py \
-  tests/test_gpu_complex.py tests/test_torch_integration.py tests/test_smallmn.py tests/test_skinny.py \
-  tests/test_cuda_graphs.py tests/test_gpu_hardening.py tests/test_distributed.py tests/test_gpu_plan_rewrites.py \
-  tests/test_gett_kernel.py > "$OUT/gpu-tests.txt" 2>&1
-echo "tests rc=$? $((SECONDS-t0))s"; grep -E "^(FAILED|ERROR)" "$OUT/gpu-tests.txt" | cut -c1-200 | head -10; tail -1 "$OUT/gpu-tests.txt"
+source scripts/device_gpu_tests.sh
 for tool in memcheck racecheck; do
   EINC_SANITIZE_ONLY=new timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 python3 scripts/cuda_sanitize_cases.py \
     > "$OUT/sanitize-$tool.txt" 2>&1
