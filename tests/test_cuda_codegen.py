@@ -413,12 +413,23 @@ def emulator(tmp_path_factory):
     return emulate
 
 
-def emulate(p, arrays, max_grid=3, gett_tile=None):
-    """Run every step of plan ``p`` on the emulator (grid capped: the kernels grid-stride)."""
+def _misaligned(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``a`` whose first element is one element past a 16-byte boundary."""
+    raw = np.empty(a.size + 16 // a.itemsize + 1, a.dtype)
+    first = (-raw.ctypes.data % 16) // a.itemsize + 1
+    out = raw[first:first + a.size].reshape(a.shape)
+    out[...] = a
+    assert out.ctypes.data % 16 == a.itemsize
+    return out
+
+
+def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
+    """Run every step of plan ``p`` on the emulator (grid capped: the kernels grid-stride);
+    ``misalign``: inputs start one element past a 16-byte boundary."""
     bufs = {}
     for i, b in enumerate(p.buffers):
         if b.role == "input":
-            bufs[i] = np.ascontiguousarray(arrays[b.index])
+            bufs[i] = (_misaligned if misalign else np.ascontiguousarray)(arrays[b.index])
         elif b.role == "temp":
             bufs[i] = np.full(max(b.size, 1), 77, dtype=b.dtype)
     out = np.empty(p.out_shape, dtype=p.out_dtype)
@@ -454,6 +465,14 @@ EMULATED = [
     ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", None),     # ring wraps, 4 tiles/block
     ("ij,jk->ik", [(50, 30), (30, 40)], "float64", "gett", "128x128x8"),  # 2-stage cp.async
     ("ij,jk->ik", [(40, 45), (45, 70)], "int16", "gett", None),         # register path, 6 slices
+    # k-fast operands whose innermost K mode is unit-stride: runs of k as vectors
+    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", None),       # both, 8-byte runs (64x64)
+    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", "128x128x8"),  # both, 16-byte runs
+    ("ik,jk->ij", [(70, 48), (150, 48)], "float64", "gett", "128x128x8"),  # two 16-byte loads, 2 stages
+    ("ap,srqp->srqa", [(5, 12), (4, 2, 3, 12)], "float32", "gett", "128x128x8"),  # swapped, both
+    ("lik,jkl->ji", [(3, 5, 8), (7, 8, 3)], "int32", "gett", "128x128x8"),  # tabled K: one vector, one cp.async
+    ("lik,jlk->ji", [(3, 5, 6), (7, 3, 6)], "float32", "gett", "128x128x8"),  # tabled, runs cross k = 6
+    ("bik,bjk->bij", [(2, 9, 14), (2, 7, 14)], "int32", "gett", None),  # rows misaligned, ragged runs
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
     ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
     ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output
@@ -493,6 +512,22 @@ def test_emulated_kernel_matches_numpy(emulator, subs, shapes, dtype, strategy, 
     assert strategy in {s.strategy for s in p.steps}
     got = emulator(p, ops, gett_tile=tile)
     assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,tile", [
+    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "128x128x8"),
+    ("lik,jlk->ji", [(3, 5, 8), (7, 3, 8)], "float32", None),
+    ("ik,jk->ij", [(70, 48), (150, 48)], "float64", "128x128x8")])
+def test_emulated_gett_vector_runs_fall_back_on_misaligned_inputs(emulator, subs, shapes, dtype, tile):
+    """The k-fast vector runs check alignment at run time: inputs one element off a
+    16-byte boundary take the element loads (the same kernel, no twin)."""
+    rng = np.random.default_rng(3)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = plan(subs, shapes, dtype, "gett")
+    assert "(vector runs)" in emit_step(p, p.steps[0], gett_tile=tile).source
+    got = emulator(p, ops, gett_tile=tile, misalign=True)
+    assert_matches(got, subs, *ops, terms=int(np.prod(shapes[0])))
 
 
 @needs_emulator

@@ -551,6 +551,28 @@ def gett_layout(step: Step, bm: int, bn: int) -> GettLayout:
     return GettLayout(G, swapped, ta_idx, tb_idx, tabled, ext, tuple(words), tuple(tables))
 
 
+def _switch(name: str, default: bool) -> bool:
+    """An A/B switch of the gett kernel's variants: environment ``name`` = 1 or 0.
+
+    >>> _switch("EINC_GETT_NO_SUCH_SWITCH", True)
+    True
+    """
+    import os
+    v = os.environ.get(name)
+    return default if v is None else v == "1"
+
+
+def _kvec(k_modes, t) -> bool:
+    """Whether tensor t's innermost K mode is unit-stride, so that a thread's run of K
+    indices is contiguous in t (unless it crosses that mode's extent, which the kernel
+    checks). ``EINC_GETT_KVEC=0`` turns the vector runs off (A/B measurements).
+
+    >>> _kvec([(8, (0, 8, 1)), (4, (0, 1, 32))], 2), _kvec([(8, (0, 8, 1)), (4, (0, 1, 32))], 1)
+    (False, True)
+    """
+    return bool(k_modes) and k_modes[-1][1][t] == 1 and _switch("EINC_GETT_KVEC", True)
+
+
 def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     ext0 = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
             for g in ("batch", "m", "n")}
@@ -578,6 +600,14 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(
         d == compute for d in dtypes[1:])
     stages = 2 if (big and acc_size > 4) or not async_ok else 3
+    # K-fast operands whose innermost K mode is unit-stride load runs of k as vectors
+    # (whether a run is whole and aligned is checked at run time: a stride fact only);
+    # not int64, whose multi-instruction multiply-adds leave no registers for the runs
+    # (ptxas: 96 -> 128 registers and 96 bytes of spills on sm_80, 64x64 tiles)
+    kvec = async_ok and ta != "unsigned long long"
+    a_kvec = kvec and not a_mfast and _kvec(G["k"], ta_idx)
+    b_kvec = kvec and not b_nfast and _kvec(G["k"], tb_idx)
+    pairs = _switch("EINC_GETT_PAIRS", False)
     minb = 2 if async_ok and acc_size <= 4 or not big else 1
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
@@ -586,10 +616,11 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
     flags = (async_ok, tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_mfast, b_nfast)
     key = (VERSION, "gett", cfg, stages, minb, flags, swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]))
+           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, pairs)
     name = _name("gett", key, dtypes)
     b = lambda x: "true" if x else "false"
-    targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb,
+                       *map(b, (a_kvec, b_kvec, pairs))])
     a_arg, b_arg = ("in1", "in0") if swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
@@ -599,10 +630,11 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     family = (f"gett {cfg} tiles, {RM}x{RN} per thread, {nthreads} threads, "
               f"{f'{stages}-stage cp.async pipeline' if async_ok else 'register prefetch, 2 stages'}; "
               f"groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "
-              f"A loads {'M' if a_mfast else 'K'}-fast, B loads {'N' if b_nfast else 'K'}-fast"
+              f"A loads {'M' if a_mfast else 'K'}-fast{' (vector runs)' if a_kvec else ''}, "
+              f"B loads {'N' if b_nfast else 'K'}-fast{' (vector runs)' if b_kvec else ''}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if swapped else ""))
     tiles_txt = f"{BM}x{BN}"
-    smem = stages * BK * (BM + 4 + BN + 4) * acc_size
+    smem = stages * BK * (BM + BN + 2 * max(1, 16 // acc_size)) * acc_size  # rows padded by 16 bytes
     launch = [f"launch:   1-D grid, one {nthreads}-thread block per {tiles_txt} output tile "
               f"(batch x tile rows x tile columns, grid-stride, capped at 2^31-1); "
               f"{smem} bytes of static shared memory, no dynamic",
