@@ -16,9 +16,10 @@
 // A warp holds 32/TX rows ty of TX = BN/RN threads tx each, so its fragment reads are
 // 32/TX broadcast pieces of A and TX distinct 16-byte pieces of B (LDS.128). With
 // PAIRS, lanes 2q and 2q+1 share tx and lanes q and q^2 share ty (tx = lane / 2, ty =
-// 2*warp + lane % 2): an LDS.128 serves lanes whose addresses pair up like that together,
-// 2 wavefronts per B read instead of the 4 of tx = tid % TX, ty = tid / TX (a quarter-warp
-// at a time: 8 distinct pieces each); the C stores cover the same addresses either way.
+// 2*warp + lane % 2): an LDS.128 is documented (Volta/Turing) to serve lanes whose
+// addresses pair up like that together, 2 wavefronts per B read instead of the 4 of tx =
+// tid % TX, ty = tid / TX (a quarter-warp at a time: 8 distinct pieces each); unmeasured
+// on sm_90, hence off by default. The C stores cover the same addresses either way.
 //   Default 128x128x8, 8x8 per thread, 256 threads; small problems use 64x64x8, 4x4.
 //
 // Shared memory: S stages of As[BK][BM+PAD] (A *transposed*, k-major, so a thread's 4 rows
@@ -35,11 +36,13 @@
 // masking until the masked store. A K-fast operand whose innermost K mode is unit-stride
 // (A_KVEC / B_KVEC, chosen by the emitter; ASYNC only) loads each run as one 16-byte vector
 // (two for fp64, one 8-byte on 64x64 tiles) into registers, a slice ahead, and stores it
-// transposed with LA scalar stores: one 4-byte cp.async per element instead made every
-// instruction touch 16 rows (16 cache lines, ~16 L1 wavefronts: ncu counts them as shared
-// bank conflicts of LDGSTS, 119 M on TCCG ccsd lik,jkl->ji). A run that is not whole
-// (ragged K), not contiguous (a tabled K whose innermost extent it crosses) or not aligned
-// at run time falls back to element loads, so the variant depends on strides only.
+// transposed with LA scalar stores. One 4-byte cp.async per element instead makes each
+// instruction touch 16 rows (16 cache lines), 4 instructions per thread and slice: the
+// suspected source of the bank conflicts ncu counted on K-fast operands (119 M on TCCG
+// ccsd lik,jkl->ji; LDGSTS counts as shared-memory traffic, and the transposed fp32
+// stores are conflict-free, see above; not yet re-measured). A run that is not whole
+// (ragged K), not contiguous (a tabled K whose innermost extent it crosses) or not
+// aligned at run time falls back to element loads, so the variant depends on strides only.
 //
 // Two pipelines (template argument ASYNC):
 //  - ASYNC (storage type == accumulator type: fp32, fp64, int32, int64 without
