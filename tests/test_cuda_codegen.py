@@ -30,7 +30,8 @@ import numpy as np
 import pytest
 
 import einc.api as api
-from einc.codegen.cuda.emit import CudaStepKernel, compile_options, emit_step
+from einc.codegen.cuda.emit import GETT_LANES, CudaStepKernel, compile_options, emit_step
+from einc.errors import EincError
 from einc.tune import random_operand
 from oracle import assert_matches
 
@@ -528,6 +529,33 @@ def test_emulated_gett_vector_runs_fall_back_on_misaligned_inputs(emulator, subs
     assert "(vector runs)" in emit_step(p, p.steps[0], gett_tile=tile).source
     got = emulator(p, ops, gett_tile=tile, misalign=True)
     assert_matches(got, subs, *ops, terms=int(np.prod(shapes[0])))
+
+
+@needs_emulator
+@pytest.mark.parametrize("lanes", ["pairs", "warps"])
+@pytest.mark.parametrize("subs,shapes,dtype,tile", [
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "128x128x8"),   # ragged, K-fast A runs
+    ("ij,jk->ik", [(31, 17), (17, 33)], "float32", None),             # 64x64 tiles
+    ("ik,jk->ij", [(70, 48), (150, 48)], "float64", "128x128x8"),    # both K-fast, 2 stages
+    ("abcd,cdef->aebf", [(3, 4, 5, 2), (5, 2, 3, 4)], "float64", None),  # tabled M, N (C runs)
+    ("ij,jk->ki", [(40, 21), (21, 19)], "int8", "128x128x8")])       # swapped, register path
+def test_emulated_gett_lane_orders_match_numpy(emulator, monkeypatch, lanes, subs, shapes, dtype, tile):
+    """Every lane order of the fragment reads (EINC_GETT_LANES) computes the same tile."""
+    monkeypatch.setenv("EINC_GETT_LANES", lanes)
+    rng = np.random.default_rng(11)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = plan(subs, shapes, dtype, "gett")
+    k = emit_step(p, p.steps[0], gett_tile=tile)
+    assert f", {GETT_LANES[lanes]}>(out" in k.source
+    got = emulator(p, ops, gett_tile=tile, max_grid=5)
+    assert_matches(got, subs, *ops, terms=int(np.prod(shapes[0])))
+
+
+def test_an_unknown_lane_order_is_an_einc_error(monkeypatch):
+    monkeypatch.setenv("EINC_GETT_LANES", "diagonal")
+    p = plan("ij,jk->ik", [(31, 17), (17, 33)], "float32", "gett")
+    with pytest.raises(EincError, match="EINC_GETT_LANES='diagonal'"):
+        emit_step(p, p.steps[0])
 
 
 @needs_emulator

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ...dtypes import kind
+from ...errors import EincError
 from ...ir import EllipsisDim, Plan, Step, offset_table
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -562,6 +563,23 @@ def _switch(name: str, default: bool) -> bool:
     return default if v is None else v == "1"
 
 
+GETT_LANES = {"rows": 0, "pairs": 1, "warps": 2}
+
+
+def _lanes() -> int:
+    """The gett kernel's lane order (gett.cuh, LANES): ``EINC_GETT_LANES`` = rows, pairs or
+    warps (4 x 8 warp tiles); rows by default.
+
+    >>> _lanes()
+    0
+    """
+    import os
+    v = os.environ.get("EINC_GETT_LANES", "rows")
+    if v not in GETT_LANES:
+        raise EincError(f"EINC_GETT_LANES={v!r}: expected one of {', '.join(GETT_LANES)}")
+    return GETT_LANES[v]
+
+
 def _kvec(k_modes, t) -> bool:
     """Whether tensor t's innermost K mode is unit-stride, so that a thread's run of K
     indices is contiguous in t (unless it crosses that mode's extent, which the kernel
@@ -607,7 +625,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     kvec = async_ok and ta != "unsigned long long"
     a_kvec = kvec and not a_mfast and _kvec(G["k"], ta_idx)
     b_kvec = kvec and not b_nfast and _kvec(G["k"], tb_idx)
-    pairs = _switch("EINC_GETT_PAIRS", False)
+    lanes = _lanes()
     minb = 2 if async_ok and acc_size <= 4 or not big else 1
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
@@ -616,11 +634,11 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
     flags = (async_ok, tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_mfast, b_nfast)
     key = (VERSION, "gett", cfg, stages, minb, flags, swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, pairs)
+           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes)
     name = _name("gett", key, dtypes)
     b = lambda x: "true" if x else "false"
     targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb,
-                       *map(b, (a_kvec, b_kvec, pairs))])
+                       *map(b, (a_kvec, b_kvec)), str(lanes)])
     a_arg, b_arg = ("in1", "in0") if swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"

@@ -15,11 +15,18 @@
 // 4x4 pieces: rows i*(BM/(RM/4)) + ty*4 + [0,4), columns j*(BN/(RN/4)) + tx*4 + [0,4).
 // A warp holds 32/TX rows ty of TX = BN/RN threads tx each, so its fragment reads are
 // 32/TX broadcast pieces of A and TX distinct 16-byte pieces of B (LDS.128). With
-// PAIRS, lanes 2q and 2q+1 share tx and lanes q and q^2 share ty (tx = lane / 2, ty =
-// 2*warp + lane % 2): an LDS.128 is documented (Volta/Turing) to serve lanes whose
-// addresses pair up like that together, 2 wavefronts per B read instead of the 4 of tx =
-// tid % TX, ty = tid / TX (a quarter-warp at a time: 8 distinct pieces each); unmeasured
-// on sm_90, hence off by default. The C stores cover the same addresses either way.
+// How lanes map to (ty, tx) is the template argument LANES (emitter switch EINC_GETT_LANES):
+//  - 0 (rows): tx = tid % TX, ty = tid / TX. A warp is 2 rows ty of 16 tx: its B fragment
+//    read spans 16 distinct 16-byte pieces (256 bytes), A's 2 (broadcast).
+//  - 1 (pairs): lanes 2q, 2q+1 share tx and q, q^2 share ty (tx = lane / 2, ty = 2*warp +
+//    lane % 2): an LDS.128 is documented (Volta/Turing) to serve lanes whose addresses
+//    pair up like that together, 2 wavefronts per B read instead of 4 (a quarter-warp at a
+//    time: 8 distinct pieces each).
+//  - 2 (warp tiles): a warp is 4 ty x 8 tx (tx = (warp % (TX/8))*8 + lane % 8, ty =
+//    (warp / (TX/8))*4 + lane / 8): each quarter-warp reads one A piece (broadcast) and 8
+//    consecutive B pieces (128 bytes, one wavefront), the whole warp 64 bytes of A and 128
+//    of B, the CUTLASS SIMT lane arrangement.
+// The C stores cover the same addresses in every mapping.
 //   Default 128x128x8, 8x8 per thread, 256 threads; small problems use 64x64x8, 4x4.
 //
 // Shared memory: S stages of As[BK][BM+PAD] (A *transposed*, k-major, so a thread's 4 rows
@@ -208,7 +215,7 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
 }
 
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
-          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false, bool PAIRS = false>
+          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false, int LANES = 0>
 __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                           const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
@@ -231,8 +238,11 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x;
   constexpr int TX = BN / RN;
-  static_assert(!PAIRS || TX == 16, "lane pairs: two rows of 16 threads per warp");
-  const int tx = PAIRS ? (tid % 32) / 2 : tid % TX, ty = PAIRS ? (tid / 32) * 2 + tid % 2 : tid / TX;
+  static_assert(LANES != 1 || TX == 16, "lane pairs: two rows of 16 threads per warp");
+  static_assert(LANES != 2 || (TX % 8 == 0 && (NT / TX) % 4 == 0), "warp tiles of 4 x 8 threads");
+  const int lane = tid % 32, warp = tid / 32;
+  const int tx = LANES == 1 ? lane / 2 : LANES == 2 ? (warp % (TX / 8)) * 8 + lane % 8 : tid % TX;
+  const int ty = LANES == 1 ? warp * 2 + lane % 2 : LANES == 2 ? (warp / (TX / 8)) * 4 + lane / 8 : tid / TX;
 
   // Where this thread's loads land inside a tile: load i covers (a_mm(i), a_kk(i)).
   // M-fast: lanes on consecutive rows, each thread one row and LA slices of k.
