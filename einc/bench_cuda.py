@@ -46,6 +46,7 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
     cases = [  # name, torch dtype, einc kwargs, cuBLAS call, einsum
         ("fp32 SIMT", torch.float32, {}, lambda a, b: a @ b, "ij,jk->ik"),
         ("fp16", torch.float16, {}, lambda a, b: a @ b, "ij,jk->ik"),
+        ("bf16", torch.bfloat16, {}, lambda a, b: a @ b, "ij,jk->ik"),
         ("tf32", torch.float32, {"precision": "tf32"}, lambda a, b: a @ b, "ij,jk->ik"),
         ("int8 NN", torch.int8, {"dtype": "int32"}, None, "ij,jk->ik"),
         ("int8 TN", torch.int8, {"dtype": "int32"}, None, "ik,jk->ij"),
@@ -69,7 +70,7 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
             good = bool(torch.equal(r, want))
         else:
             err = (r.float() - want.float()).abs().max().item() / max(want.float().abs().max().item(), 1e-30)
-            good = err < (2e-2 if name in ("fp16", "tf32") else 1e-3)
+            good = err < (2e-2 if name in ("fp16", "bf16", "tf32") else 1e-3)
         ok &= good
         t, smp = _events_median(torch, lambda i: einc.einsum(expr, A[i % 2], B[i % 2], **kw), repeat, 2)
         tb, _ = _events_median(torch, blas_fn, repeat, 2)

@@ -532,7 +532,7 @@ def test_emulated_gett_vector_runs_fall_back_on_misaligned_inputs(emulator, subs
 
 
 @needs_emulator
-@pytest.mark.parametrize("lanes", ["pairs", "warps"])
+@pytest.mark.parametrize("lanes", ["rows", "warps", "warp-pairs"])
 @pytest.mark.parametrize("subs,shapes,dtype,tile", [
     ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "128x128x8"),   # ragged, K-fast A runs
     ("ij,jk->ik", [(31, 17), (17, 33)], "float32", None),             # 64x64 tiles

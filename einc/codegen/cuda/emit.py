@@ -563,18 +563,19 @@ def _switch(name: str, default: bool) -> bool:
     return default if v is None else v == "1"
 
 
-GETT_LANES = {"rows": 0, "pairs": 1, "warps": 2}
+GETT_LANES = {"rows": 0, "pairs": 1, "warps": 2, "warp-pairs": 3}
 
 
 def _lanes() -> int:
-    """The gett kernel's lane order (gett.cuh, LANES): ``EINC_GETT_LANES`` = rows, pairs or
-    warps (4 x 8 warp tiles); rows by default.
+    """The gett kernel's lane order (gett.cuh, LANES): ``EINC_GETT_LANES`` = rows, pairs,
+    warps (4 x 8 warp tiles) or warp-pairs. Pairs by default: on the H200 it took the fp32
+    4096^3 GEMM from 0.82x to 0.86x cuBLAS (benchmarks/NOTES.md, session 6).
 
     >>> _lanes()
-    0
+    1
     """
     import os
-    v = os.environ.get("EINC_GETT_LANES", "rows")
+    v = os.environ.get("EINC_GETT_LANES", "pairs")
     if v not in GETT_LANES:
         raise EincError(f"EINC_GETT_LANES={v!r}: expected one of {', '.join(GETT_LANES)}")
     return GETT_LANES[v]

@@ -26,6 +26,8 @@
 //    (warp / (TX/8))*4 + lane / 8): each quarter-warp reads one A piece (broadcast) and 8
 //    consecutive B pieces (128 bytes, one wavefront), the whole warp 64 bytes of A and 128
 //    of B, the CUTLASS SIMT lane arrangement.
+//  - 3 (paired warp tiles): 4 ty x 8 tx per warp as in 2, lanes paired as in 1: tx =
+//    wx*8 + (lane/2) % 8, ty = wy*4 + 2*(lane/16) + lane % 2.
 // The C stores cover the same addresses in every mapping.
 //   Default 128x128x8, 8x8 per thread, 256 threads; small problems use 64x64x8, 4x4.
 //
@@ -239,10 +241,16 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   const int tid = threadIdx.x;
   constexpr int TX = BN / RN;
   static_assert(LANES != 1 || TX == 16, "lane pairs: two rows of 16 threads per warp");
-  static_assert(LANES != 2 || (TX % 8 == 0 && (NT / TX) % 4 == 0), "warp tiles of 4 x 8 threads");
-  const int lane = tid % 32, warp = tid / 32;
-  const int tx = LANES == 1 ? lane / 2 : LANES == 2 ? (warp % (TX / 8)) * 8 + lane % 8 : tid % TX;
-  const int ty = LANES == 1 ? warp * 2 + lane % 2 : LANES == 2 ? (warp / (TX / 8)) * 4 + lane / 8 : tid / TX;
+  static_assert(LANES < 2 || (TX % 8 == 0 && (NT / TX) % 4 == 0), "warp tiles of 4 x 8 threads");
+  const int lane = tid % 32, warp = tid / 32, wx = warp % (TX / 8 > 0 ? TX / 8 : 1), wy = warp / (TX / 8 > 0 ? TX / 8 : 1);
+  const int tx = LANES == 1   ? lane / 2
+                 : LANES == 2 ? wx * 8 + lane % 8
+                 : LANES == 3 ? wx * 8 + (lane / 2) % 8
+                              : tid % TX;
+  const int ty = LANES == 1   ? warp * 2 + lane % 2
+                 : LANES == 2 ? wy * 4 + lane / 8
+                 : LANES == 3 ? wy * 4 + 2 * (lane / 16) + lane % 2
+                              : tid / TX;
 
   // Where this thread's loads land inside a tile: load i covers (a_mm(i), a_kk(i)).
   // M-fast: lanes on consecutive rows, each thread one row and LA slices of k.
