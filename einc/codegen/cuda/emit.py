@@ -627,6 +627,12 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     a_kvec = kvec and not a_mfast and _kvec(G["k"], ta_idx)
     b_kvec = kvec and not b_nfast and _kvec(G["k"], tb_idx)
     lanes = _lanes()
+    # M-fast A / N-fast B whose group's innermost mode is unit-stride copy each thread's
+    # run of rows (columns) as one 8-16 byte cp.async (contiguity, edge and alignment are
+    # checked at run time); EINC_GETT_MNVEC=0 keeps the 4-byte copies (A/B measurements)
+    mnvec = async_ok and _switch("EINC_GETT_MNVEC", True)
+    a_mvec = mnvec and a_mfast and G["m"][-1][1][ta_idx] == 1
+    b_nvec = mnvec and b_nfast and G["n"][-1][1][tb_idx] == 1
     minb = 2 if async_ok and acc_size <= 4 or not big else 1
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
@@ -635,11 +641,11 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
     flags = (async_ok, tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_mfast, b_nfast)
     key = (VERSION, "gett", cfg, stages, minb, flags, swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes)
+           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes, a_mvec, b_nvec)
     name = _name("gett", key, dtypes)
     b = lambda x: "true" if x else "false"
     targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb,
-                       *map(b, (a_kvec, b_kvec)), str(lanes)])
+                       *map(b, (a_kvec, b_kvec)), str(lanes), *map(b, (a_mvec, b_nvec))])
     a_arg, b_arg = ("in1", "in0") if swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
@@ -649,8 +655,8 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     family = (f"gett {cfg} tiles, {RM}x{RN} per thread, {nthreads} threads, "
               f"{f'{stages}-stage cp.async pipeline' if async_ok else 'register prefetch, 2 stages'}; "
               f"groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "
-              f"A loads {'M' if a_mfast else 'K'}-fast{' (vector runs)' if a_kvec else ''}, "
-              f"B loads {'N' if b_nfast else 'K'}-fast{' (vector runs)' if b_kvec else ''}"
+              f"A loads {'M' if a_mfast else 'K'}-fast{' (vector runs)' if a_kvec or a_mvec else ''}, "
+              f"B loads {'N' if b_nfast else 'K'}-fast{' (vector runs)' if b_kvec or b_nvec else ''}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if swapped else ""))
     tiles_txt = f"{BM}x{BN}"
     smem = stages * BK * (BM + BN + 2 * max(1, 16 // acc_size)) * acc_size  # rows padded by 16 bytes

@@ -165,6 +165,41 @@ template <int N> __device__ __forceinline__ void einc_cp_wait() {
 #endif
 }
 
+// A thread's run of L consecutive elements of one k-row of an M-fast (N-fast) operand into
+// shared memory (the stage's k-row is M-contiguous, so the run lands contiguously): one
+// cp.async of up to 16 bytes (two for a 32-byte fp64 run) when the run is whole, contiguous
+// and aligned (`vec`), else L element copies, zero-filled past the tensor's edge (`n`
+// elements valid; `ok`: the k-row is). `off(e)` is element e's offset from `src`.
+template <int L, class T, class Off>
+__device__ __forceinline__ void einc_cp_run(T* dst, const T* src, bool ok, bool vec, int n, Off&& off) {
+  constexpr int VB = L * sizeof(T) < 16 ? L * sizeof(T) : 16, VN = VB / sizeof(T);
+  static_assert(L % VN == 0 && (VB == 8 || VB == 16), "runs of 8, 16 or 32 bytes");
+  if (vec && (static_cast<unsigned>(reinterpret_cast<unsigned long long>(src)) & (VB - 1)) == 0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#pragma unroll
+    for (int h = 0; h < L / VN; ++h) {
+      const unsigned sd = static_cast<unsigned>(__cvta_generic_to_shared(dst + h * VN));
+      if constexpr (VB == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sd), "l"(src + h * VN),
+                     "r"(ok ? 16 : 0));
+      } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(sd), "l"(src + h * VN),
+                     "r"(ok ? 8 : 0));
+      }
+    }
+#else
+#pragma unroll
+    for (int e = 0; e < L; ++e) dst[e] = ok ? src[e] : zero<T>();
+#endif
+  } else {
+#pragma unroll
+    for (int e = 0; e < L; ++e) {
+      const bool in = ok && e < n;
+      einc_cp_async(dst + e, in ? src + off(e) : src, in);
+    }
+  }
+}
+
 // Four consecutive accumulator values from shared memory in vector loads.
 template <class T> __device__ __forceinline__ void einc_load4(const T* p, T* r) {
   if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
@@ -217,7 +252,8 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
 }
 
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
-          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false, int LANES = 0>
+          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false, int LANES = 0, bool A_MVEC = false,
+          bool B_NVEC = false>
 __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                           const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
@@ -231,6 +267,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   static_assert(!ASYNC || (sizeof(SA) == sizeof(TA) && sizeof(SB) == sizeof(TA)), "async copies move raw bits");
   static_assert(!(A_KVEC || B_KVEC) || ASYNC, "vector k-fast runs are raw bits too");
   static_assert(!(A_KVEC && A_MFAST) && !(B_KVEC && B_NFAST), "vector runs are along K");
+  static_assert((!A_MVEC || (A_MFAST && ASYNC)) && (!B_NVEC || (B_NFAST && ASYNC)), "M/N runs: fast, raw bits");
 
   __shared__ __align__(16) TA As[S][BK][BM + PAD];
   __shared__ __align__(16) TA Bs[S][BK][BN + PAD];
@@ -257,10 +294,16 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   // K-fast: each thread LA consecutive k of one row (BK/LA threads per row), so it keeps
   // a single row pointer; a warp covers 32*LA/BK rows x BK, and its transposed
   // shared-memory stores hit 32 distinct banks thanks to the pad.
-  auto a_mm = [&](int i) { return A_MFAST ? tid % BM : tid / (BK / LA); };
-  auto a_kk = [&](int i) { return A_MFAST ? tid / BM + i * (NT / BM) : (tid % (BK / LA)) * LA + i; };
-  auto b_nn = [&](int i) { return B_NFAST ? tid % BN : tid / (BK / LB); };
-  auto b_kk = [&](int i) { return B_NFAST ? tid / BN + i * (NT / BN) : (tid % (BK / LB)) * LB + i; };
+  // M-fast with runs (A_MVEC): each thread LA consecutive rows of one k (BM/LA threads per
+  // k-row, NT*LA/BM = BK k-rows), copied as one vector (einc_cp_run).
+  auto a_mm = [&](int i) { return A_MVEC ? (tid % (BM / LA)) * LA + i : A_MFAST ? tid % BM : tid / (BK / LA); };
+  auto a_kk = [&](int i) {
+    return A_MVEC ? tid / (BM / LA) : A_MFAST ? tid / BM + i * (NT / BM) : (tid % (BK / LA)) * LA + i;
+  };
+  auto b_nn = [&](int i) { return B_NVEC ? (tid % (BN / LB)) * LB + i : B_NFAST ? tid % BN : tid / (BK / LB); };
+  auto b_kk = [&](int i) {
+    return B_NVEC ? tid / (BN / LB) : B_NFAST ? tid / BN + i * (NT / BN) : (tid % (BK / LB)) * LB + i;
+  };
 
   const long long per_batch = p.tiles_m * p.tiles_n;
   const long long tiles = per_batch * p.batch;
@@ -280,6 +323,23 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
                                    (b_ok ? einc_goff<TAB_N>(n0 + b_nn(0), p.b_n, p.tb_n) : 0);
     const SA* __restrict__ a_k = a_row + (TAB_K ? 0 : a_kk(0) * p.a_k);
     const SB* __restrict__ b_k = b_col + (TAB_K ? 0 : b_kk(0) * p.b_k);
+    // M/N runs: how many of the run's rows (columns) exist, and whether the run is one
+    // contiguous piece of the operand (strided: the group's stride is 1 by construction;
+    // tabled: first and last offsets L-1 apart, the argument of einc_krun)
+    int a_n = 0, b_n = 0;
+    bool a_vec = false, b_vec = false;
+    if constexpr (A_MVEC) {
+      const long long m = m0 + a_mm(0), left = p.M - m;
+      a_n = left < LA ? static_cast<int>(left < 0 ? 0 : left) : LA;
+      a_vec = a_n == LA && (!TAB_M || __ldg(p.ta_m + m + LA - 1) == __ldg(p.ta_m + m) + LA - 1);
+    }
+    if constexpr (B_NVEC) {
+      const long long n = n0 + b_nn(0), left = p.N - n;
+      b_n = left < LB ? static_cast<int>(left < 0 ? 0 : left) : LB;
+      b_vec = b_n == LB && (!TAB_N || __ldg(p.tb_n + n + LB - 1) == __ldg(p.tb_n + n) + LB - 1);
+    }
+    auto a_off = [&](int e) { return TAB_M ? __ldg(p.ta_m + m0 + a_mm(e)) - __ldg(p.ta_m + m0 + a_mm(0)) : e; };
+    auto b_off = [&](int e) { return TAB_N ? __ldg(p.tb_n + n0 + b_nn(e)) - __ldg(p.tb_n + n0 + b_nn(0)) : e; };
 
     // Visit the thread's elements of slice kt: f(i, pointer, in range) for A, then g for B.
     auto walk = [&](int kt, auto&& f, auto&& g) {
@@ -287,7 +347,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       const int left = p.K - k0 < BK ? static_cast<int>(p.K - k0) : BK;  // valid k in the slice
       const SA* __restrict__ qa = a_k;
 #pragma unroll
-      for (int i = 0; i < (A_KVEC ? 0 : LA); ++i) {
+      for (int i = 0; i < (A_KVEC || A_MVEC ? 0 : LA); ++i) {
         const bool ok = a_ok && a_kk(i) < left;
         if constexpr (TAB_K) {
           f(i, ok ? a_row + __ldg(p.ta_k + k0 + a_kk(i)) : A, ok);
@@ -299,7 +359,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }
       const SB* __restrict__ qb = b_k;
 #pragma unroll
-      for (int i = 0; i < (B_KVEC ? 0 : LB); ++i) {
+      for (int i = 0; i < (B_KVEC || B_NVEC ? 0 : LB); ++i) {
         const bool ok = b_ok && b_kk(i) < left;
         if constexpr (TAB_K) {
           g(i, ok ? b_col + __ldg(p.tb_k + k0 + b_kk(i)) : B, ok);
@@ -346,6 +406,20 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
 
     if constexpr (ASYNC) {
       auto issue = [&](int kt, int stage) {
+        if constexpr (A_MVEC || B_NVEC) {
+          const long long k0 = static_cast<long long>(kt) * BK;
+          const int left = p.K - k0 < BK ? static_cast<int>(p.K - k0) : BK;
+          if constexpr (A_MVEC) {
+            const bool ok = a_n > 0 && a_kk(0) < left;
+            const SA* src = TAB_K ? (ok ? a_row + __ldg(p.ta_k + k0 + a_kk(0)) : A) : (ok ? a_k : A);
+            einc_cp_run<LA>(&As[stage][a_kk(0)][a_mm(0)], reinterpret_cast<const TA*>(src), ok, a_vec, a_n, a_off);
+          }
+          if constexpr (B_NVEC) {
+            const bool ok = b_n > 0 && b_kk(0) < left;
+            const SB* src = TAB_K ? (ok ? b_col + __ldg(p.tb_k + k0 + b_kk(0)) : B) : (ok ? b_k : B);
+            einc_cp_run<LB>(&Bs[stage][b_kk(0)][b_nn(0)], reinterpret_cast<const TA*>(src), ok, b_vec, b_n, b_off);
+          }
+        }
         walk(
             kt,
             [&](int i, const SA* src, bool ok) {
