@@ -4,7 +4,8 @@ the CUDA execution model, on NVRTC, and on the GPU when one is present.
 Every layout variant of kernels/skinny.cuh is pinned: lanes on A's unit stride with C
 staged through shared memory, lanes on C's unit stride with A K-fast, one-axis boxes,
 tabled K, a batch in the rest table, the small group on the M side (swapped operands),
-ragged tiles, K = 0, K longer than one B chunk, and the converting register path.
+ragged tiles, K = 0, K longer than one B chunk, the converting register path, a ragged X
+folded with a second M mode (x2), and a last wave of tiles run as two halves each.
 """
 
 import numpy as np
@@ -26,7 +27,7 @@ CASES = [
     ("ik,kj->ji", [(700, 13), (13, 8)], "float32", "one axis, C M-fast: direct stores"),
     ("ik,kj->ij", [(700, 300), (300, 5)], "float32", "K over three B chunks, N = 5 of NP = 8 staged"),
     ("abk,kj->baj", [(37, 20, 19), (19, 24)], "float32", "two axes, C N-fast: rows staged per warp"),
-    ("ki,kj->ij", [(13, 700), (13, 24)], "float32", "A M-fast, C N-fast: rows staged per warp"),
+    ("ki,kj->ij", [(13, 1100), (13, 24)], "float32", "A M-fast, C N-fast: rows staged per warp"),
     ("ik,kj->ij", [(300, 12), (12, 16)], "float64", "fp64 rows staged per warp"),
     ("bik,bkj->bij", [(3, 70, 20), (3, 20, 20)], "float32", "batch in the rest table moves B"),
     ("jk,akb->jba", [(24, 9), (40, 9, 70)], "float32", "small group on the M side: swapped"),
@@ -35,8 +36,15 @@ CASES = [
     ("abk,kj->bja", [(37, 20, 19), (19, 24)], "int8", "int8 wraps in int32, K-fast"),
     ("akb,jk->jba", [(40, 0, 70), (24, 0)], "float32", "K = 0 gives zeros"),
     ("akb,jk->jba", [(40, 9, 70), (32, 9)], "int64", "NP = 32, 8-byte async path"),
+    ("akdbc,jk->cjbda", [(5, 7, 3, 4, 48), (24, 7)], "float32", "X = c = 48 folds in b: 192 lanes"),
+    ("cabk,kj->cjba", [(6, 20, 7, 9), (9, 24)], "float32", "A K-fast, X = a = 20 folds in a mode"),
 ]
 IDS = [c[3] for c in CASES]
+# fp32 cases with two rows per thread, where a last wave runs as halves
+TAIL = [c for c in CASES if c[2] == "float32" and c[3] not in (
+    "A K-fast: lanes on C's a", "one axis, C N-fast: rows staged per warp", "one axis, C M-fast: direct stores",
+    "K over three B chunks, N = 5 of NP = 8 staged", "two axes, C N-fast: rows staged per warp",
+    "A K-fast, X = a = 20 folds in a mode", "K = 0 gives zeros", "batch in the rest table moves B")]
 RM4 = [c for c in CASES if c[3] in ("A M-fast on b, C staged along a", "small group on the M side: swapped",  # fp32,
                                     "tabled K (two modes)", "A M-fast, C N-fast: rows staged per warp")]  # A M-fast
 
@@ -54,6 +62,51 @@ def test_emulated_skinny_matches_numpy(subs, shapes, dtype, what):
     assert skinny_layout(p.steps[-1], 1) is not None
     got = emulate(p, ops, max_grid=2, gett_tile="skinny")
     assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+def _tail(monkeypatch, mode, p):
+    """Tile schedule: as emitted (a few tiles: all as halves), 'whole' (no halves), or
+    'mixed' (as few SMs as leave a last, partial wave: whole tiles first, then halves)."""
+    from einc.codegen.cuda import emit_skinny
+    if mode == "whole":
+        monkeypatch.setenv("EINC_SKINNY_TAIL", "0")
+    elif mode == "mixed":
+        for sms in range(1, 64):
+            monkeypatch.setattr(emit_skinny, "SM_COUNT", sms)
+            tiles, whole = _words(p)
+            if 0 < whole < tiles:
+                return
+        raise AssertionError("no SM count gives a partial last wave")
+
+
+def _words(p):
+    k = emit_step(p, p.steps[-1], gett_tile="skinny")
+    tiles = k.words[4] * k.words[5] * k.words[6]
+    return tiles, k.words[17]  # tiles, of them run whole
+
+
+@needs_emulator
+@pytest.mark.parametrize("mode", ["whole", "mixed"])
+@pytest.mark.parametrize("subs,shapes,dtype,what", TAIL, ids=[c[3] for c in TAIL])
+def test_emulated_skinny_tile_schedules(monkeypatch, subs, shapes, dtype, what, mode):
+    rng = np.random.default_rng(5)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    _tail(monkeypatch, mode, p)
+    tiles, whole = _words(p)
+    assert whole == tiles if mode == "whole" else 0 < whole < tiles
+    got = emulate(p, ops, max_grid=2, gett_tile="skinny")
+    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+def test_ragged_x_folds_a_second_mode_and_fills_the_lanes():
+    p = api.plan_for("akdbc,jk->cjbda", [(48, 48, 36, 36, 48), (24, 48)], "float32", backend="cuda")
+    lay = skinny_layout(p.steps[0])
+    assert lay.x[0] == 48 and lay.x2 is not None and (48 * lay.x2[0]) % 32 == 0
+    p = api.plan_for("akb,jk->jba", [(384, 384, 384), (24, 384)], "float32", backend="cuda")
+    assert skinny_layout(p.steps[0]).x2 is None  # X = 384 fills its lanes already
+    tiles, whole = _words(p)
+    assert (tiles, whole) == (288, 264)  # 24 tiles past the 264 resident blocks: 48 halves
 
 
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
@@ -87,6 +140,24 @@ def test_gpu_skinny_matches_numpy(monkeypatch, subs, shapes, dtype, what):
     p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
     assert ("tile", "skinny") in p.steps[-1].config
     got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
+    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["whole", "mixed"])
+@pytest.mark.parametrize("subs,shapes,dtype,what", TAIL, ids=[c[3] for c in TAIL])
+def test_gpu_skinny_tile_schedules(monkeypatch, subs, shapes, dtype, what, mode):
+    import einc
+    from einc.codegen.cuda import emit_skinny
+    monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
+    _tail(monkeypatch, mode, _plan(subs, shapes, dtype))
+    rng = np.random.default_rng(4)
+    ops = [make(rng, s, dtype) for s in shapes]
+    api._EXECUTABLES.clear()  # emit again under this schedule
+    try:
+        got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
+    finally:
+        api._EXECUTABLES.clear()
     assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
 
 

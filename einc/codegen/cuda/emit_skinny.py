@@ -49,6 +49,7 @@ class SkinnyLayout:
     b_kfast: bool
     labels: dict
     stage_n: bool = False  # C unit-stride along N: warps stage rows and store them whole
+    x2: tuple | None = None  # an M mode folded into X (flat x + U x2) so ragged X fills the lanes
 
 
 def _groups(step: Step, ta: int, tb: int):
@@ -97,11 +98,29 @@ def skinny_layout(step: Step, min_rows: int | None = None) -> SkinnyLayout | Non
         y, stage_c = c_fast, a_fast is not None  # lanes on A's unit stride: stores go through smem
     else:
         y = max(others, key=lambda e: e[0]) if others else None
-    rest = [b for b in others if b is not y] + g["rest"]
+    rest = [b for b in others if b is not y]
     k = _merge(sorted(g["k"], key=lambda e: -abs(e[1][1])))
     b_kfast = any(abs(st[2]) == 1 for _, st in k)
     stage_n = not stage_c and any(abs(st[0]) == 1 for e, st in g["n"] if e > 1)
-    return SkinnyLayout(ta, tb, x, y, rest, g["n"], k, stage_c, b_kfast, labels, stage_n)
+    x2 = _fold_x2(x, rest) if y is not None and not stage_n else None
+    rest = [b for b in rest if b is not x2] + g["rest"]
+    return SkinnyLayout(ta, tb, x, y, rest, g["n"], k, stage_c, b_kfast, labels, stage_n, x2)
+
+
+def _fold_x2(x, rest):
+    """The M mode (of ``rest``, no batch mode: B must not move within a tile) to fold into
+    X when X's extent leaves lanes idle: akdbc's X = c = 48 runs tiles of 32 + 16 lanes
+    (75%), c x d = 1728 fills 54 tiles. None when X is a multiple of 32 or nothing helps."""
+    U = x[0]
+    if U % 32 == 0 or os.environ.get("EINC_SKINNY_X2") == "0":
+        return None
+    best, best_fill = None, U / (_cdiv(U, 32) * 32)
+    for m in rest:
+        flat = U * m[0]
+        fill = flat / (_cdiv(flat, 32) * 32)
+        if flat < 2 ** 31 and fill > best_fill + 1e-9:
+            best, best_fill = m, fill
+    return best
 
 
 def skinny_applies(step: Step, dtypes, compute) -> bool:
@@ -117,7 +136,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     K = int(np.prod([e for e, _ in lay.k], dtype=np.int64)) if lay.k else 1
     tab_k = len(lay.k) > 1
     one_axis = lay.y is None
-    U = lay.x[0]
+    U0 = lay.x[0]
+    U = U0 * (lay.x2[0] if lay.x2 else 1)  # flat X
     V = lay.y[0] if lay.y else 1
     rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
     R = len(rest_c)
@@ -142,7 +162,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # B chunk: the whole K when it fits in KC_MAX k, so a block loads B once (per batch index)
     kc_max = max(BK, (KC_BYTES // (NP * acc)) // BK * BK)
     KC = min(kc_max, max(BK, _cdiv(K, BK) * BK))
-    a_ring = S * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
+    st = int(os.environ.get("EINC_SKINNY_S", S))  # ring stages (experiments: bytes in flight)
+    a_ring = st * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
     stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
     smem = KC * NP * acc + max(a_ring, stage)
 
@@ -153,31 +174,42 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     tables += [n_b, n_c]
     ys = lay.y[1] if lay.y else (0, 0, 0)
     k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
+    x2s = lay.x2[1] if lay.x2 else (0, 0, 0)
+    # Resident blocks: the fp32/int32 async kernels run two per SM (the 128-register cap,
+    # and smem for two); a last wave of at most half of them runs its tiles as halves
+    # (RM / 2 rows per thread), so it takes half as long. The grid is then exactly the
+    # resident blocks, which makes that wave the last one of every block.
+    minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
+    per_sm = min(minb, 233472 // (smem + 1024))
+    slots = SM_COUNT * per_sm
+    last = tiles % slots
+    split = (rm % 2 == 0 and async_ok and acc == 4 and per_sm == 2 and 0 < 2 * last <= slots
+             and os.environ.get("EINC_SKINNY_TAIL") != "0")
+    whole = tiles - last if split else tiles
+    items = 2 * tiles - whole
     words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2], KC,
-             ("table", 0), ("table", 1), ("table", 2)]
+             U0, x2s[1], x2s[0], whole, ("table", 0), ("table", 1), ("table", 2)]
     words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
     nt = len(tables)
     words += [("table", nt - 2), ("table", nt - 1)]
 
     flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast, lay.stage_n)
-    # blocks per SM: registers for RM x NP accumulators (fp64 and RM = 4 need the whole file)
-    minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
     # k unrolled in the M-fast multiply: 8 (the whole slice) measured 5-7% faster than 2 on the
     # H200 once the epilogue freed registers (119, no spills); EINC_SKINNY_KU for experiments
     ku = int(os.environ.get("EINC_SKINNY_KU", 8))
-    key = (VERSION, "skinny", NP, rm, BK, S, ku, minb, flags, lay.ta, dtypes[0].name, compute.name,
+    key = (VERSION, "skinny", NP, rm, BK, st, ku, minb, flags, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {S}, {ku}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}>", *map(b, flags), tout, tcn, tan, sa, sb])
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
     spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
             f"  einc_skinny<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
     family = (f"skinny: every block owns {'%d consecutive X' % (32 * TY) if one_axis else '32 X x %d Y' % TY} "
               f"rows of one rest index and all {N} columns (padded to {NP}), {rm} row(s) per thread; "
-              + (f"{S}-stage shared ring of 16-byte K-fast pieces for A" if a_kfast
-                 else f"{S}-stage thread-private cp.async ring for A" if async_ok
+              + (f"{st}-stage shared ring of 16-byte K-fast pieces for A" if a_kfast
+                 else f"{st}-stage thread-private cp.async ring for A" if async_ok
                  else "A prefetched a slice ahead in registers")
               + "; B in shared-memory chunks (all of K when it fits, loaded once per block); "
               + ("C staged through shared memory and stored along Y" if lay.stage_c
@@ -185,11 +217,13 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
     L = lay.labels
     modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
-                  f"k {' '.join(L['k'])}")
-    launch = [f"launch:   1-D grid-stride over {tiles} tiles, 256 threads; {smem} bytes of dynamic shared memory",
+                  f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
+    launch = [f"launch:   1-D grid-stride over {tiles} tiles"
+              + (f" ({tiles - whole} of them as two halves: the last wave of {slots} resident blocks)" if split else "")
+              + f", 256 threads; {smem} bytes of dynamic shared memory",
               f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
     header = _header(step, family, dtypes, compute, modes_line, launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh"], spec)
-    grid = max(1, min(tiles, 2 * SM_COUNT * 8))
+    grid = max(1, min(items, slots if split else 2 * SM_COUNT * 8))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), smem, tuple(tables), 8 * len(words),
                           tuple(words))

@@ -50,11 +50,13 @@
 #include "gett.cuh"
 
 struct EincSkinnyMeta {
-  long long U, V, N, K, R;       // X extent, Y extent (1: absent), N, K, rest count
+  long long U, V, N, K, R;       // X extent (flat, u0 x the extent of x2), Y extent (1: absent), N, K, rest count
   long long tiles_x, tiles_y;    // tiles along X and Y
   long long a_x, a_y, c_x, c_y;  // strides of the box axes in A and C
   long long a_k, b_k;            // K strides (single-mode K)
   long long kc;                  // k per B chunk (a multiple of BK; the emitter sized smem for it)
+  long long u0, a_x2, c_x2;      // flat X = x + u0 * x2: x's extent, x2's strides (u0 = U: no x2)
+  long long whole;               // tiles run whole; the ones past it (the last wave's) run as two halves
   const long long* ra;           // rest offsets in A, B, C (R entries each)
   const long long* rb;
   const long long* rc;
@@ -63,6 +65,14 @@ struct EincSkinnyMeta {
   const long long* tb_n;         // N offsets in B and C (N entries each)
   const long long* tc_n;
 };
+
+// Offset of flat X index f (x + u0 * x2) along strides s (x) and s2 (x2). The emitter
+// keeps U below 2^31 when there is an x2, so the division is a 32-bit one.
+__device__ __forceinline__ long long einc_skinny_xoff(long long f, const EincSkinnyMeta& p, long long s, long long s2) {
+  if (p.u0 == p.U) return f * s;
+  const unsigned fu = static_cast<unsigned>(f), u0 = static_cast<unsigned>(p.u0), x2 = fu / u0;
+  return static_cast<long long>(fu - x2 * u0) * s + static_cast<long long>(x2) * s2;
+}
 
 template <int NP_, int RM_, int BK_, int S_, int KU_ = 2> struct EincSkinnyTile {
   static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KU = KU_;  // KU: k unrolled (M-fast ring)
@@ -106,302 +116,359 @@ constexpr int einc_skinny_smem_a() {
   return as > cs ? as : cs;
 }
 
+// One tile: the box of M indices from (x0, y0) of rest index r (Cfg's TY rows along Y,
+// or 32 * TY along X when ONE_AXIS), all N columns. Bs keeps B across tiles while
+// (b_whole, b_loaded) say it holds all of K for that B offset.
+template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, bool STAGE_N,
+          class TOut, class TC, class TA, class SA, class SB>
+__device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA* __restrict__ A,
+                                                 const SB* __restrict__ B, const EincSkinnyMeta& p,
+                                                 unsigned char* einc_smem, long long x0, long long y0, long long r,
+                                                 bool& b_whole, long long& b_loaded) {
+  constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, NT = Cfg::NT, TY = Cfg::TY;
+  constexpr int BM = Cfg::BM, S = Cfg::S, AROW = Cfg::AROW;
+  const int KC = static_cast<int>(p.kc);
+  TA* Bs = reinterpret_cast<TA*>(einc_smem);                              // [KC][NP]
+  unsigned char* after_b = einc_smem + KC * NP * sizeof(TA);
+  SA* As = reinterpret_cast<SA*>(after_b);  // ASYNC: [S][BK][BM], or A_KFAST [S][BM][AROW]
+  TA* Cs = reinterpret_cast<TA*>(after_b);  // [8][TY][33] (STAGE_C), [NT/32][32][NP+1] (STAGE_N)
+  const int tid = threadIdx.x, lane = tid & 31;
+  const long long a_rest = __ldg(p.ra + r), b_rest = __ldg(p.rb + r), c_rest = __ldg(p.rc + r);
+
+  // This thread's rows i: box coordinates (x flat), in range?, A row offset.
+  auto row_x = [&](int i) { return x0 + (ONE_AXIS ? lane + 32 * ((tid >> 5) + 8 * i) : lane); };
+  auto row_y = [&](int i) { return ONE_AXIS ? 0LL : y0 + (tid >> 5) + 8 * i; };
+  bool ok[RM];
+  long long a_row[RM];
+#pragma unroll
+  for (int i = 0; i < RM; ++i) {
+    ok[i] = row_x(i) < p.U && row_y(i) < p.V;
+    a_row[i] = ok[i] ? a_rest + einc_skinny_xoff(row_x(i), p, p.a_x, p.a_x2) + row_y(i) * p.a_y : 0;
+  }
+
+  TA acc[RM][NP];
+#pragma unroll
+  for (int i = 0; i < RM; ++i)
+#pragma unroll
+    for (int n = 0; n < NP; ++n) acc[i][n] = zero<TA>();
+
+  // Offset of k (absolute) in A / B.
+  auto a_koff = [&](long long k) { return TAB_K ? __ldg(p.ta_k + k) : k * p.a_k; };
+  auto b_koff = [&](long long k) { return TAB_K ? __ldg(p.tb_k + k) : k * p.b_k; };
+
+  // Multiply KN k of the chunk from kb: row values a(i, kk) for kk < KN, B rows kb + kk.
+  // (Shared-memory rows two k at a time: a full unroll hoists the slice's loads and
+  // spills at the 128-register cap; register-held values need constant indices.)
+  constexpr int KU = !ASYNC ? BK : A_KFAST ? 4 : Cfg::KU;
+  auto multiply = [&](int kb, auto kn, auto&& a_of) {
+    constexpr int KN = decltype(kn)::value;
+#pragma unroll KU
+    for (int kk = 0; kk < KN; ++kk) {
+      TA a[RM];
+#pragma unroll
+      for (int i = 0; i < RM; ++i) a[i] = a_of(i, kk);
+      const TA* __restrict__ brow = Bs + (kb + kk) * NP;
+#pragma unroll
+      for (int n4 = 0; n4 < NP / 4; ++n4) {
+        TA b[4];
+        einc_load4(brow + 4 * n4, b);
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][4 * n4 + e] = mac(acc[i][4 * n4 + e], a[i], b[e]);
+      }
+    }
+  };
+
+  // K-fast A: each thread copies 16-byte pieces (4 consecutive k) of the rows
+  // tid / 2 + 128 j, two lanes per row, so a warp reads 16 rows' whole 32-byte sectors.
+  // A piece's source pointer and size are fixed for the tile (an out-of-range row copies
+  // 0 bytes from A's start), so a whole slice costs one add per copy.
+  constexpr int PJ = A_KFAST ? RM * BK / 4 : 1;  // pieces per thread per slice
+  const SA* psrc[PJ];  // the piece's first k of the chunk's slice 0 (A itself: row out of range)
+  int pbytes[PJ];      // 16, or 0: the row is out of range
+  bool vec = false;
+  if constexpr (A_KFAST) {
+#pragma unroll
+    for (int j = 0; j < PJ; ++j) {
+      const int m = (tid + NT * j) / (BK / 4), q = (tid + NT * j) % (BK / 4), tt = m % NT, yl = (tt >> 5) + 8 * (m / NT);
+      const long long x = x0 + (ONE_AXIS ? (tt & 31) + 32 * yl : (tt & 31)), y = ONE_AXIS ? 0 : y0 + yl;
+      const bool in = x < p.U && y < p.V;
+      psrc[j] = A + (in ? a_rest + einc_skinny_xoff(x, p, p.a_x, p.a_x2) + y * p.a_y + 4 * q : 0);
+      pbytes[j] = in ? 16 : 0;
+    }
+    vec = ((reinterpret_cast<unsigned long long>(A) & 15) | ((a_rest | p.a_x | p.a_y | p.a_x2) & 3)) == 0;
+  }
+
+  const bool whole_k = p.K <= KC;
+  for (long long c0 = 0; c0 < p.K; c0 += KC) {
+    const int kc = p.K - c0 < KC ? static_cast<int>(p.K - c0) : KC;
+    if (whole_k && b_whole && b_loaded == b_rest) goto chunk_ready;  // block-uniform: B resident
+    __syncthreads();  // WAR: everyone finished the previous chunk of B
+    b_whole = whole_k;
+    b_loaded = b_rest;
+    for (int idx = tid; idx < KC * NP; idx += NT) {
+      // B K-fast: adjacent threads on adjacent k (its unit stride), else on adjacent n
+      const int kl = B_KFAST ? idx % KC : idx / NP, n = B_KFAST ? idx / KC : idx % NP;
+      TA v = zero<TA>();
+      if (kl < kc && n < p.N) v = load_as<TC, TA>(B + b_rest + b_koff(c0 + kl) + __ldg(p.tb_n + n));
+      Bs[kl * NP + n] = v;
+    }
+    __syncthreads();  // RAW: the chunk is complete
+  chunk_ready:
+    const int nk = (kc + BK - 1) / BK;
+
+    if constexpr (A_KFAST) {
+      // Shared ring [S][BM][AROW]: rows are written by other threads, so one barrier per
+      // slice is RAW (slice kt landed for everyone) and WAR (slice kt-1's stage is free).
+      auto issue = [&](int kt, int stage) {
+        if (vec && (kt + 1) * BK <= kc) {  // a whole slice (all but a ragged last one)
+#pragma unroll
+          for (int j = 0; j < PJ; ++j) {
+            const int piece = tid + NT * j, m = piece / (BK / 4), q = piece % (BK / 4);
+            einc_cp_async16(As + (stage * BM + m) * AROW + 4 * q, psrc[j] + (c0 + kt * BK), pbytes[j]);
+          }
+          return;
+        }
+#pragma unroll
+        for (int j = 0; j < PJ; ++j) {
+          const int piece = tid + NT * j, m = piece / (BK / 4), q = piece % (BK / 4);
+          const int kl = kt * BK + 4 * q, left = kc - kl;
+          const int valid = pbytes[j] == 0 || left <= 0 ? 0 : left < 4 ? left : 4;
+          SA* dst = As + (stage * BM + m) * AROW + 4 * q;
+          const SA* src = psrc[j] + (c0 + kt * BK);
+          if (vec) {
+            einc_cp_async16(dst, valid ? src : A, 4 * valid);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              einc_cp_async(reinterpret_cast<TA*>(dst + e), reinterpret_cast<const TA*>(e < valid ? src + e : A),
+                            e < valid);
+          }
+        }
+      };
+#pragma unroll
+      for (int s = 0; s < S - 1; ++s) {
+        if (s < nk) issue(s, s);
+        einc_cp_commit();
+      }
+      for (int kt = 0; kt < nk; ++kt) {
+        einc_cp_wait<S - 2>();
+        __syncthreads();
+        if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
+        einc_cp_commit();
+#pragma unroll
+        for (int h = 0; h < BK / 4; ++h) {  // four k per row at a time: one LDS.128 each
+          TA ar[RM][4];
+#pragma unroll
+          for (int i = 0; i < RM; ++i)
+            einc_load4(reinterpret_cast<const TA*>(As + ((kt % S) * BM + tid + NT * i) * AROW + 4 * h), ar[i]);
+          multiply(kt * BK + 4 * h, EincInt<4>{}, [&](int i, int kk) { return ar[i][kk]; });
+        }
+      }
+      einc_cp_wait<0>();
+      __syncthreads();  // WAR: the next tile's prologue refills stages read above
+    } else if constexpr (ASYNC) {
+      // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
+      // Row pointers and copy sizes are fixed for the tile (an out-of-range row copies 0
+      // bytes from row 0 of its k, which exists), so a whole slice costs one 64-bit add
+      // per copy; only a ragged last slice tests k.
+      const unsigned char* rowp[RM];
+      int rsz[RM];
+#pragma unroll
+      for (int i = 0; i < RM; ++i) {
+        rowp[i] = reinterpret_cast<const unsigned char*>(A + (ok[i] ? a_row[i] : 0));
+        rsz[i] = ok[i] ? static_cast<int>(sizeof(SA)) : 0;
+      }
+      const long long kstep = TAB_K ? 0 : p.a_k * static_cast<long long>(sizeof(SA));
+      auto issue = [&](int kt, int stage) {
+        const int kl0 = kt * BK;
+        SA* dst = As + stage * BK * BM + tid;
+        if (!TAB_K && kl0 + BK <= kc) {  // a whole slice: no k tests
+          long long kb = (c0 + kl0) * kstep;
+#pragma unroll
+          for (int kk = 0; kk < BK; ++kk) {
+#pragma unroll
+            for (int i = 0; i < RM; ++i)
+              einc_cp_async_n(dst + kk * BM + NT * i, reinterpret_cast<const SA*>(rowp[i] + kb), rsz[i]);
+            kb += kstep;
+          }
+          return;
+        }
+        long long kb = TAB_K ? 0 : (c0 + kl0) * kstep;
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+          const bool kin = kl0 + kk < kc;
+          const long long o = !TAB_K ? kb : kin ? __ldg(p.ta_k + c0 + kl0 + kk) * static_cast<long long>(sizeof(SA)) : 0;
+#pragma unroll
+          for (int i = 0; i < RM; ++i)
+            einc_cp_async_n(dst + kk * BM + NT * i, reinterpret_cast<const SA*>(rowp[i] + o), kin ? rsz[i] : 0);
+          kb += kstep;
+        }
+      };
+#pragma unroll
+      for (int s = 0; s < S - 1; ++s) {
+        if (s < nk) issue(s, s);
+        einc_cp_commit();
+      }
+      for (int kt = 0; kt < nk; ++kt) {
+        einc_cp_wait<S - 2>();  // this thread's copies of slice kt have landed
+        const SA* __restrict__ sa = As + (kt % S) * BK * BM + tid;
+        multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) {
+          const SA v = sa[kk * BM + NT * i];
+          return *reinterpret_cast<const TA*>(&v);
+        });
+        // Refill the stage slice kt-1 used (its reads are behind us in program order;
+        // the empty asm keeps the compiler from sinking them past the copies).
+        asm volatile("" ::: "memory");
+        if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
+        einc_cp_commit();
+      }
+      einc_cp_wait<0>();
+    } else {
+      TA cur[RM][BK], nxt[RM][BK];
+      auto fetch = [&](int kt, TA (&dst)[RM][BK]) {
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+          const int kl = kt * BK + kk;
+          const bool kin = kl < kc;
+          const long long ko = kin ? a_koff(c0 + kl) : 0;
+#pragma unroll
+          for (int i = 0; i < RM; ++i) dst[i][kk] = kin && ok[i] ? load_as<TC, TA>(A + a_row[i] + ko) : zero<TA>();
+        }
+      };
+      if (nk > 0) fetch(0, cur);
+      for (int kt = 0; kt < nk; ++kt) {
+        if (kt + 1 < nk) fetch(kt + 1, nxt);  // in flight while slice kt is multiplied
+        multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) { return cur[i][kk]; });
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int kk = 0; kk < BK; ++kk) cur[i][kk] = nxt[i][kk];
+      }
+    }
+  }
+
+  if constexpr (STAGE_C) {
+    // Read-out mapping: element idx = tid + NT * it of a group, Y fastest (C's unit
+    // stride): yl = tid % TY for all it, x takes LH = 32 * TY / NT values, e = it / LH.
+    // So a thread's row offsets (LH of them) are computed once per tile and each store
+    // adds a column offset: no per-element multiplies or divisions.
+    static_assert(NT % TY == 0 && (32 * TY) % NT == 0, "read-out mapping");
+    constexpr int LH = 32 * TY / NT, LSTEP = NT / TY;
+    const int yl = tid % TY;
+    long long orow[LH];
+    bool rok[LH];
+#pragma unroll
+    for (int h = 0; h < LH; ++h) {
+      const long long x = x0 + tid / TY + LSTEP * h, y = y0 + yl;
+      rok[h] = x < p.U && y < p.V;
+      orow[h] = c_rest + einc_skinny_xoff(x, p, p.c_x, p.c_x2) + y * p.c_y;
+    }
+    __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
+#pragma unroll
+    for (int g = 0; g < NP / 8; ++g) {
+#pragma unroll
+      for (int i = 0; i < RM; ++i)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) Cs[(e * TY + (tid >> 5) + 8 * i) * 33 + lane] = acc[i][8 * g + e];
+      __syncthreads();  // RAW: the column group is staged
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const int n = 8 * g + e;
+        if (n < p.N) {
+          const long long cn = __ldg(p.tc_n + n);
+#pragma unroll
+          for (int h = 0; h < LH; ++h)
+            if (rok[h]) store_as<TC>(C + orow[h] + cn, Cs[(e * TY + yl) * 33 + tid / TY + LSTEP * h]);
+        }
+      }
+      __syncthreads();  // WAR: read out before the next group is staged
+    }
+  } else if constexpr (STAGE_N) {
+    __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
+    TA* W = Cs + (tid >> 5) * 32 * (NP + 1);
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+#pragma unroll
+      for (int n = 0; n < NP; ++n) W[lane * (NP + 1) + n] = acc[i][n];
+      __syncwarp();  // RAW: the warp's 32 rows are staged
+      const long long y = row_y(i), xr = x0 + (ONE_AXIS ? 32 * ((tid >> 5) + 8 * i) : 0);
+      for (int e = lane; e < 32 * NP; e += 32) {
+        const int r = e / NP, n = e - r * NP;  // row r of the warp (its lane r's), column n
+        const long long x = xr + r;
+        if (n < p.N && x < p.U && y < p.V)
+          store_as<TC>(C + c_rest + einc_skinny_xoff(x, p, p.c_x, p.c_x2) + y * p.c_y + __ldg(p.tc_n + n),
+                       W[r * (NP + 1) + n]);
+      }
+      __syncwarp();  // WAR: read out before the next rows are staged
+    }
+    __syncthreads();  // WAR: every warp has read out before the next tile refills the A ring
+  } else {
+    long long c_row[RM];  // (computed here, not kept live through the main loop)
+#pragma unroll
+    for (int i = 0; i < RM; ++i) c_row[i] = c_rest + einc_skinny_xoff(row_x(i), p, p.c_x, p.c_x2) + row_y(i) * p.c_y;
+#pragma unroll
+    for (int n = 0; n < NP; ++n) {
+      if (n < p.N) {
+        const long long cn = __ldg(p.tc_n + n);
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+          if (ok[i]) store_as<TC>(C + c_row[i] + cn, acc[i][n]);
+      }
+    }
+  }
+}
+
+// The grid-stride loop over work items: tiles [0, whole) run whole, each tile past
+// `whole` runs as two items of half its rows (a Cfg with RM / 2: half the Y rows, or
+// half the X run when ONE_AXIS). The emitter puts there the tiles of a last, partial
+// wave of resident blocks, which so takes half as long (TCCG akb: 288 tiles on 264).
 template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, bool STAGE_N,
           class TOut, class TC, class TA, class SA, class SB>
 __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* __restrict__ a_ptr,
                                             const void* __restrict__ b_ptr, const EincSkinnyMeta& p) {
-  constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, NT = Cfg::NT, TY = Cfg::TY;
-  constexpr int BM = Cfg::BM, S = Cfg::S, AROW = Cfg::AROW;
+  constexpr int RM = Cfg::RM, TY = Cfg::TY;
   static_assert(!ASYNC || sizeof(SA) == sizeof(TA), "async copies move raw bits");
-  static_assert(!ASYNC || S >= 2, "at least double buffering");
+  static_assert(!ASYNC || Cfg::S >= 2, "at least double buffering");
   static_assert(!A_KFAST || (ASYNC && sizeof(SA) == 4 && !TAB_K), "K-fast pieces: 4-byte async, one K mode");
-  const int KC = static_cast<int>(p.kc);
+  using Half = EincSkinnyTile<Cfg::NP, (RM % 2 == 0 ? RM / 2 : RM), Cfg::BK, Cfg::S, Cfg::KU>;
 #ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
   alignas(16) static unsigned char einc_smem[(1 << 16) + einc_skinny_smem_a<Cfg, ASYNC, STAGE_C, A_KFAST, STAGE_N, TA, SA>()];
 #else
   extern __shared__ __align__(16) unsigned char einc_smem[];
 #endif
-  TA* Bs = reinterpret_cast<TA*>(einc_smem);                              // [KC][NP]
-  unsigned char* after_b = einc_smem + KC * NP * sizeof(TA);
-  SA* As = reinterpret_cast<SA*>(after_b);  // ASYNC: [S][BK][BM], or A_KFAST [S][BM][AROW]
-  TA* Cs = reinterpret_cast<TA*>(after_b);  // [8][TY][33] (STAGE_C), [NT/32][32][NP+1] (STAGE_N)
-  bool b_whole = false;                     // Bs holds all of K for the rest offset b_loaded
+  bool b_whole = false;  // Bs holds all of K for the rest offset b_loaded
   long long b_loaded = 0;
-
-  const SA* __restrict__ A = static_cast<const SA*>(a_ptr);
-  const SB* __restrict__ B = static_cast<const SB*>(b_ptr);
-  TOut* __restrict__ C = static_cast<TOut*>(out);
-  const int tid = threadIdx.x, lane = tid & 31;
+  const SA* A = static_cast<const SA*>(a_ptr);
+  const SB* B = static_cast<const SB*>(b_ptr);
+  TOut* C = static_cast<TOut*>(out);
   const long long per_rest = p.tiles_x * p.tiles_y, tiles = per_rest * p.R;
+  const long long whole = RM % 2 == 0 && p.whole < tiles ? p.whole : tiles, items = 2 * tiles - whole;
 
   // Tile counts fit 32 bits (the emitter checks): 32-bit division decodes a tile in a
   // few instructions, where 64-bit division costs ~100 per tile.
   const unsigned per_rest32 = static_cast<unsigned>(per_rest), tiles_x32 = static_cast<unsigned>(p.tiles_x);
-  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
+    const bool half = item >= whole;
+    const long long tile = half ? whole + ((item - whole) >> 1) : item;
     const unsigned t32 = static_cast<unsigned>(tile), r32 = t32 / per_rest32, rem32 = t32 - r32 * per_rest32;
-    const long long r = r32, ty0 = rem32 / tiles_x32, tx0 = rem32 - (rem32 / tiles_x32) * tiles_x32;
-    const long long x0 = tx0 * (ONE_AXIS ? 32 * TY : 32), y0 = ty0 * TY;
-    const long long a_rest = __ldg(p.ra + r), b_rest = __ldg(p.rb + r), c_rest = __ldg(p.rc + r);
-
-    // This thread's rows i: box coordinates, in range?, A row offset.
-    auto row_x = [&](int i) { return x0 + (ONE_AXIS ? lane + 32 * ((tid >> 5) + 8 * i) : lane); };
-    auto row_y = [&](int i) { return ONE_AXIS ? 0LL : y0 + (tid >> 5) + 8 * i; };
-    bool ok[RM];
-    long long a_row[RM];
-#pragma unroll
-    for (int i = 0; i < RM; ++i) {
-      ok[i] = row_x(i) < p.U && row_y(i) < p.V;
-      a_row[i] = ok[i] ? a_rest + row_x(i) * p.a_x + row_y(i) * p.a_y : 0;
-    }
-
-    TA acc[RM][NP];
-#pragma unroll
-    for (int i = 0; i < RM; ++i)
-#pragma unroll
-      for (int n = 0; n < NP; ++n) acc[i][n] = zero<TA>();
-
-    // Offset of k (absolute) in A / B.
-    auto a_koff = [&](long long k) { return TAB_K ? __ldg(p.ta_k + k) : k * p.a_k; };
-    auto b_koff = [&](long long k) { return TAB_K ? __ldg(p.tb_k + k) : k * p.b_k; };
-
-    // Multiply KN k of the chunk from kb: row values a(i, kk) for kk < KN, B rows kb + kk.
-    // (Shared-memory rows two k at a time: a full unroll hoists the slice's loads and
-    // spills at the 128-register cap; register-held values need constant indices.)
-    constexpr int KU = !ASYNC ? BK : A_KFAST ? 4 : Cfg::KU;
-    auto multiply = [&](int kb, auto kn, auto&& a_of) {
-      constexpr int KN = decltype(kn)::value;
-#pragma unroll KU
-      for (int kk = 0; kk < KN; ++kk) {
-        TA a[RM];
-#pragma unroll
-        for (int i = 0; i < RM; ++i) a[i] = a_of(i, kk);
-        const TA* __restrict__ brow = Bs + (kb + kk) * NP;
-#pragma unroll
-        for (int n4 = 0; n4 < NP / 4; ++n4) {
-          TA b[4];
-          einc_load4(brow + 4 * n4, b);
-#pragma unroll
-          for (int i = 0; i < RM; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][4 * n4 + e] = mac(acc[i][4 * n4 + e], a[i], b[e]);
-        }
-      }
-    };
-
-    // K-fast A: each thread copies 16-byte pieces (4 consecutive k) of the rows
-    // tid / 2 + 128 j, two lanes per row, so a warp reads 16 rows' whole 32-byte sectors.
-    constexpr int PJ = A_KFAST ? RM * BK / 4 : 1;  // pieces per thread per slice
-    constexpr long long NO_ROW = -0x7fffffffffffffffLL - 1;  // (offsets may be negative)
-    long long a_prow[PJ];  // NO_ROW: the row is out of range
-    bool vec = false;
-    if constexpr (A_KFAST) {
-#pragma unroll
-      for (int j = 0; j < PJ; ++j) {
-        const int m = (tid + NT * j) / (BK / 4), tt = m % NT, yl = (tt >> 5) + 8 * (m / NT);
-        const long long x = x0 + (ONE_AXIS ? (tt & 31) + 32 * yl : (tt & 31)), y = ONE_AXIS ? 0 : y0 + yl;
-        a_prow[j] = x < p.U && y < p.V ? a_rest + x * p.a_x + y * p.a_y : NO_ROW;
-      }
-      vec = ((reinterpret_cast<unsigned long long>(A) & 15) | ((a_rest | p.a_x | p.a_y) & 3)) == 0;
-    }
-
-    const bool whole_k = p.K <= KC;
-    for (long long c0 = 0; c0 < p.K; c0 += KC) {
-      const int kc = p.K - c0 < KC ? static_cast<int>(p.K - c0) : KC;
-      if (whole_k && b_whole && b_loaded == b_rest) goto chunk_ready;  // block-uniform: B resident
-      __syncthreads();  // WAR: everyone finished the previous chunk of B
-      b_whole = whole_k;
-      b_loaded = b_rest;
-      for (int idx = tid; idx < KC * NP; idx += NT) {
-        // B K-fast: adjacent threads on adjacent k (its unit stride), else on adjacent n
-        const int kl = B_KFAST ? idx % KC : idx / NP, n = B_KFAST ? idx / KC : idx % NP;
-        TA v = zero<TA>();
-        if (kl < kc && n < p.N) v = load_as<TC, TA>(B + b_rest + b_koff(c0 + kl) + __ldg(p.tb_n + n));
-        Bs[kl * NP + n] = v;
-      }
-      __syncthreads();  // RAW: the chunk is complete
-    chunk_ready:
-      const int nk = (kc + BK - 1) / BK;
-
-      if constexpr (A_KFAST) {
-        // Shared ring [S][BM][AROW]: rows are written by other threads, so one barrier per
-        // slice is RAW (slice kt landed for everyone) and WAR (slice kt-1's stage is free).
-        auto issue = [&](int kt, int stage) {
-#pragma unroll
-          for (int j = 0; j < PJ; ++j) {
-            const int piece = tid + NT * j, m = piece / (BK / 4), q = piece % (BK / 4);
-            const int kl = kt * BK + 4 * q, left = kc - kl;
-            const int valid = a_prow[j] == NO_ROW || left <= 0 ? 0 : left < 4 ? left : 4;
-            SA* dst = As + (stage * BM + m) * AROW + 4 * q;
-            const SA* src = A + a_prow[j] + c0 + kl;
-            if (vec) {
-              einc_cp_async16(dst, valid ? src : A, 4 * valid);
-            } else {
-#pragma unroll
-              for (int e = 0; e < 4; ++e)
-                einc_cp_async(reinterpret_cast<TA*>(dst + e), reinterpret_cast<const TA*>(e < valid ? src + e : A),
-                              e < valid);
-            }
-          }
-        };
-#pragma unroll
-        for (int s = 0; s < S - 1; ++s) {
-          if (s < nk) issue(s, s);
-          einc_cp_commit();
-        }
-        for (int kt = 0; kt < nk; ++kt) {
-          einc_cp_wait<S - 2>();
-          __syncthreads();
-          if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
-          einc_cp_commit();
-#pragma unroll
-          for (int h = 0; h < BK / 4; ++h) {  // four k per row at a time: one LDS.128 each
-            TA ar[RM][4];
-#pragma unroll
-            for (int i = 0; i < RM; ++i)
-              einc_load4(reinterpret_cast<const TA*>(As + ((kt % S) * BM + tid + NT * i) * AROW + 4 * h), ar[i]);
-            multiply(kt * BK + 4 * h, EincInt<4>{}, [&](int i, int kk) { return ar[i][kk]; });
-          }
-        }
-        einc_cp_wait<0>();
-        __syncthreads();  // WAR: the next tile's prologue refills stages read above
-      } else if constexpr (ASYNC) {
-        // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
-        // Row pointers and copy sizes are fixed for the tile (an out-of-range row copies 0
-        // bytes from row 0 of its k, which exists), so a whole slice costs one 64-bit add
-        // per copy; only a ragged last slice tests k.
-        const unsigned char* rowp[RM];
-        int rsz[RM];
-#pragma unroll
-        for (int i = 0; i < RM; ++i) {
-          rowp[i] = reinterpret_cast<const unsigned char*>(A + (ok[i] ? a_row[i] : 0));
-          rsz[i] = ok[i] ? static_cast<int>(sizeof(SA)) : 0;
-        }
-        const long long kstep = TAB_K ? 0 : p.a_k * static_cast<long long>(sizeof(SA));
-        auto issue = [&](int kt, int stage) {
-          const int kl0 = kt * BK;
-          const bool full = kl0 + BK <= kc;
-          long long kb = TAB_K ? 0 : (c0 + kl0) * kstep;
-#pragma unroll
-          for (int kk = 0; kk < BK; ++kk) {
-            const bool kin = full || kl0 + kk < kc;
-            const long long o = !TAB_K ? kb : kin ? __ldg(p.ta_k + c0 + kl0 + kk) * static_cast<long long>(sizeof(SA)) : 0;
-#pragma unroll
-            for (int i = 0; i < RM; ++i)
-              einc_cp_async_n(As + (stage * BK + kk) * BM + tid + NT * i, reinterpret_cast<const SA*>(rowp[i] + o),
-                              kin ? rsz[i] : 0);
-            kb += kstep;
-          }
-        };
-#pragma unroll
-        for (int s = 0; s < S - 1; ++s) {
-          if (s < nk) issue(s, s);
-          einc_cp_commit();
-        }
-        for (int kt = 0; kt < nk; ++kt) {
-          einc_cp_wait<S - 2>();  // this thread's copies of slice kt have landed
-          const SA* __restrict__ sa = As + (kt % S) * BK * BM + tid;
-          multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) {
-            const SA v = sa[kk * BM + NT * i];
-            return *reinterpret_cast<const TA*>(&v);
-          });
-          // Refill the stage slice kt-1 used (its reads are behind us in program order;
-          // the empty asm keeps the compiler from sinking them past the copies).
-          asm volatile("" ::: "memory");
-          if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
-          einc_cp_commit();
-        }
-        einc_cp_wait<0>();
-      } else {
-        TA cur[RM][BK], nxt[RM][BK];
-        auto fetch = [&](int kt, TA (&dst)[RM][BK]) {
-#pragma unroll
-          for (int kk = 0; kk < BK; ++kk) {
-            const int kl = kt * BK + kk;
-            const bool kin = kl < kc;
-            const long long ko = kin ? a_koff(c0 + kl) : 0;
-#pragma unroll
-            for (int i = 0; i < RM; ++i) dst[i][kk] = kin && ok[i] ? load_as<TC, TA>(A + a_row[i] + ko) : zero<TA>();
-          }
-        };
-        if (nk > 0) fetch(0, cur);
-        for (int kt = 0; kt < nk; ++kt) {
-          if (kt + 1 < nk) fetch(kt + 1, nxt);  // in flight while slice kt is multiplied
-          multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) { return cur[i][kk]; });
-#pragma unroll
-          for (int i = 0; i < RM; ++i)
-#pragma unroll
-            for (int kk = 0; kk < BK; ++kk) cur[i][kk] = nxt[i][kk];
-        }
+    const long long ty0 = rem32 / tiles_x32, tx0 = rem32 - (rem32 / tiles_x32) * tiles_x32;
+    long long x0 = tx0 * (ONE_AXIS ? 32 * TY : 32), y0 = ty0 * TY;
+    if constexpr (RM % 2 == 0) {
+      if (half) {  // block-uniform
+        // WAR: a half tile lays the A ring out over fewer rows, so its copies land on
+        // slots other threads of the last whole tile may still read (no epilogue barrier
+        // orders them when C is stored per row)
+        __syncthreads();
+        const long long h = (item - whole) & 1;
+        if (ONE_AXIS) x0 += h * 16 * TY; else y0 += h * (TY / 2);
+        einc_skinny_tile<Half, ASYNC, ONE_AXIS, STAGE_C, TAB_K, B_KFAST, A_KFAST, STAGE_N, TOut, TC, TA, SA, SB>(
+            C, A, B, p, einc_smem, x0, y0, r32, b_whole, b_loaded);
+        continue;
       }
     }
-
-    if constexpr (STAGE_C) {
-      // Read-out mapping: element idx = tid + NT * it of a group, Y fastest (C's unit
-      // stride): yl = tid % TY for all it, x takes LH = 32 * TY / NT values, e = it / LH.
-      // So a thread's row offsets (LH of them) are computed once per tile and each store
-      // adds a column offset: no per-element multiplies or divisions.
-      static_assert(NT % TY == 0 && (32 * TY) % NT == 0, "read-out mapping");
-      constexpr int LH = 32 * TY / NT, LSTEP = NT / TY;
-      const int yl = tid % TY;
-      long long orow[LH];
-      bool rok[LH];
-#pragma unroll
-      for (int h = 0; h < LH; ++h) {
-        const long long x = x0 + tid / TY + LSTEP * h, y = y0 + yl;
-        rok[h] = x < p.U && y < p.V;
-        orow[h] = c_rest + x * p.c_x + y * p.c_y;
-      }
-      __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
-#pragma unroll
-      for (int g = 0; g < NP / 8; ++g) {
-#pragma unroll
-        for (int i = 0; i < RM; ++i)
-#pragma unroll
-          for (int e = 0; e < 8; ++e) Cs[(e * TY + (tid >> 5) + 8 * i) * 33 + lane] = acc[i][8 * g + e];
-        __syncthreads();  // RAW: the column group is staged
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const int n = 8 * g + e;
-          if (n < p.N) {
-            const long long cn = __ldg(p.tc_n + n);
-#pragma unroll
-            for (int h = 0; h < LH; ++h)
-              if (rok[h]) store_as<TC>(C + orow[h] + cn, Cs[(e * TY + yl) * 33 + tid / TY + LSTEP * h]);
-          }
-        }
-        __syncthreads();  // WAR: read out before the next group is staged
-      }
-    } else if constexpr (STAGE_N) {
-      __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
-      TA* W = Cs + (tid >> 5) * 32 * (NP + 1);
-#pragma unroll
-      for (int i = 0; i < RM; ++i) {
-#pragma unroll
-        for (int n = 0; n < NP; ++n) W[lane * (NP + 1) + n] = acc[i][n];
-        __syncwarp();  // RAW: the warp's 32 rows are staged
-        const long long y = row_y(i), xr = x0 + (ONE_AXIS ? 32 * ((tid >> 5) + 8 * i) : 0);
-        for (int e = lane; e < 32 * NP; e += 32) {
-          const int r = e / NP, n = e - r * NP;  // row r of the warp (its lane r's), column n
-          const long long x = xr + r;
-          if (n < p.N && x < p.U && y < p.V)
-            store_as<TC>(C + c_rest + x * p.c_x + y * p.c_y + __ldg(p.tc_n + n), W[r * (NP + 1) + n]);
-        }
-        __syncwarp();  // WAR: read out before the next rows are staged
-      }
-      __syncthreads();  // WAR: every warp has read out before the next tile refills the A ring
-    } else {
-      long long c_row[RM];  // (computed here, not kept live through the main loop)
-#pragma unroll
-      for (int i = 0; i < RM; ++i) c_row[i] = c_rest + row_x(i) * p.c_x + row_y(i) * p.c_y;
-#pragma unroll
-      for (int n = 0; n < NP; ++n) {
-        if (n < p.N) {
-          const long long cn = __ldg(p.tc_n + n);
-#pragma unroll
-          for (int i = 0; i < RM; ++i)
-            if (ok[i]) store_as<TC>(C + c_row[i] + cn, acc[i][n]);
-        }
-      }
-    }
+    einc_skinny_tile<Cfg, ASYNC, ONE_AXIS, STAGE_C, TAB_K, B_KFAST, A_KFAST, STAGE_N, TOut, TC, TA, SA, SB>(
+        C, A, B, p, einc_smem, x0, y0, r32, b_whole, b_loaded);
   }
 }
