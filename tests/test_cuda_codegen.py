@@ -82,9 +82,9 @@ def all_kernels() -> dict:
     """key -> (kernel, description) for every step of every case x family x dtype."""
     out = {}
 
-    def add(p, what):
+    def add(p, what, tile=None):
         for step in p.steps:
-            k = emit_step(p, step)
+            k = emit_step(p, step, gett_tile=tile)
             out.setdefault(k.key, (k, f"{what} step {step.text!r} ({step.strategy})"))
     for subs, shapes, _, opt in CASES:
         for fam in FAMILIES:
@@ -98,6 +98,8 @@ def all_kernels() -> dict:
     for i, (subs, shapes) in enumerate(BIG_GETT):  # every dtype on the plain GEMM, the
         for dt in GETT_DTYPES if i == 0 else BIG_GETT_DTYPES:  # two pipelines x widths on the rest
             add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} big gett")
+        for dt in ("float32", "int32"):  # the 16-k slice tile (4-byte raw copies only)
+            add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} gett 128x128x16", "128x128x16")
     return out
 
 
@@ -151,7 +153,7 @@ def test_the_case_set_covers_every_family_variant():
     permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
     assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
-    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8"}
+    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8", "128x128x16"}
     assert any(k.tables for k in gett) and any("swapped" in k.source for k in gett)
 
 
@@ -480,6 +482,13 @@ EMULATED = [
     ("kab,kcd->abcd", [(5, 3, 6), (5, 2, 7)], "float32", "gett", None),  # merged M, N runs
     ("kaxb,kxcd->abcd", [(5, 3, 2, 5), (5, 2, 2, 7)], "float32", "gett", None),  # tabled M: runs cross a jump
     ("ji,jk->ik", [(11, 30), (11, 20)], "int64", "gett", None),         # 64x64: 16-byte runs
+    # 16 k per slice, 2 stages: runs of 8 (K-fast in two register parts, M/N-fast as two copies)
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16"),  # ragged K: part 2 partial
+    ("ji,jk->ik", [(37, 70), (37, 134)], "int32", "gett", "128x128x16"),
+    ("kaxb,kxcd->abcd", [(21, 3, 2, 13), (21, 2, 4, 7)], "float32", "gett", "128x128x16"),  # 8-runs cross jumps
+    ("lik,jkl->ji", [(3, 5, 8), (7, 8, 3)], "int32", "gett", "128x128x16"),  # tabled K, one vector operand
+    ("ij,jk->ki", [(40, 21), (21, 19)], "float32", "gett", "128x128x16"),  # swapped
+    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", "128x128x16"),  # both K-fast: 128x128x8 instead
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
     ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
     ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output

@@ -16,6 +16,7 @@ strides never appear in the source, so every step of one structure shares one ke
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,9 @@ _ACC_SIZE = {"bool": 1, "unsigned": 4, "unsigned long long": 8, "float": 4, "dou
 GETT_TILES = {
     "128x128x8": (128, 128, 8, 8, 8),
     "64x64x8": (64, 64, 8, 4, 4),
+    # 16 k per slice, 2 stages: half the barriers and per-slice address work per FLOP;
+    # 4-byte types whose K-fast runs fit 4 live registers (not both operands K-fast)
+    "128x128x16": (128, 128, 16, 8, 8),
 }
 
 
@@ -601,29 +605,38 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
                     and x[1] in GETT_TILES), None)
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
-    BM, BN, BK, RM, RN = GETT_TILES[cfg]
-    lay = gett_layout(step, BM, BN)
-    G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
-    words, tables = list(lay.words), list(lay.tables)
+    big_tile = os.environ.get("EINC_GETT_BIG_TILE", "128x128x8")  # A/B: the 128x128 tile's slice
+    if big_tile not in GETT_TILES:
+        raise EincError(f"EINC_GETT_BIG_TILE={big_tile!r}: expected one of {', '.join(GETT_TILES)}")
+    if tile is None and cfg == "128x128x8":
+        cfg = big_tile
+    lay = gett_layout(step, 128, 128)
+    G, swapped, ta_idx, tb_idx, tabled = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled
     # Global loads run along A's M (else K) and B's N (else K), whichever is unit-stride.
     a_mfast = _has_unit(G["m"], ta_idx)
     b_nfast = _has_unit(G["n"], tb_idx)
-
-    M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
-    big = BM == 128
-    nthreads = (BM // RM) * (BN // RN)
     tc, ta = _COMPUTE[compute.name]
     acc_size = _ACC_SIZE[ta]
     # cp.async moves raw bits: only when the inputs already are the compute type
     # (fp32, fp64, int32, int64); other inputs are converted in registers.
     async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(
         d == compute for d in dtypes[1:])
-    stages = 2 if (big and acc_size > 4) or not async_ok else 3
+    kvec = async_ok and ta != "unsigned long long"
+    both_kvec = kvec and not a_mfast and not b_nfast and _kvec(G["k"], ta_idx) and _kvec(G["k"], tb_idx)
+    if cfg == "128x128x16" and (not async_ok or acc_size != 4 or both_kvec):
+        cfg = "128x128x8"  # its 2-stage ring and 8-k runs need raw 4-byte copies, one run live
+    BM, BN, BK, RM, RN = GETT_TILES[cfg]
+    lay = gett_layout(step, BM, BN)
+    ext, words, tables = lay.ext, list(lay.words), list(lay.tables)
+
+    M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
+    big = BM == 128
+    nthreads = (BM // RM) * (BN // RN)
+    stages = 2 if (big and acc_size > 4) or not async_ok or BK == 16 else 3
     # K-fast operands whose innermost K mode is unit-stride load runs of k as vectors
     # (whether a run is whole and aligned is checked at run time: a stride fact only);
     # not int64, whose multi-instruction multiply-adds leave no registers for the runs
     # (ptxas: 96 -> 128 registers and 96 bytes of spills on sm_80, 64x64 tiles)
-    kvec = async_ok and ta != "unsigned long long"
     a_kvec = kvec and not a_mfast and _kvec(G["k"], ta_idx)
     b_kvec = kvec and not b_nfast and _kvec(G["k"], tb_idx)
     lanes = _lanes()

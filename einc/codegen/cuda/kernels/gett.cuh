@@ -165,6 +165,21 @@ template <int N> __device__ __forceinline__ void einc_cp_wait() {
 #endif
 }
 
+// Whether table entries tab[0..L) (a run starting at a multiple of L <= 8 of a group whose
+// innermost mode has extent >= 2) are consecutive offsets: an aligned run of <= 4 crosses
+// at most one mode boundary (3 consecutive indices hold at most one multiple of an extent
+// >= 3; extent 2 puts one inside a run of 4), so its first and last entries L-1 apart
+// prove it; a run of 8 is two such runs and the step between them.
+template <int L> __device__ __forceinline__ bool einc_run_contiguous(const long long* __restrict__ tab) {
+  static_assert(L == 2 || L == 4 || L == 8, "runs of 2, 4 or 8");
+  const long long first = __ldg(tab);
+  if constexpr (L <= 4) {
+    return __ldg(tab + L - 1) == first + L - 1;
+  } else {
+    return __ldg(tab + 3) == first + 3 && __ldg(tab + 4) == first + 4 && __ldg(tab + 7) == first + 7;
+  }
+}
+
 // A thread's run of L consecutive elements of one k-row of an M-fast (N-fast) operand into
 // shared memory (the stage's k-row is M-contiguous, so the run lands contiguously): one
 // cp.async of up to 16 bytes (two for a 32-byte fp64 run) when the run is whole, contiguous
@@ -331,12 +346,12 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
     if constexpr (A_MVEC) {
       const long long m = m0 + a_mm(0), left = p.M - m;
       a_n = left < LA ? static_cast<int>(left < 0 ? 0 : left) : LA;
-      a_vec = a_n == LA && (!TAB_M || __ldg(p.ta_m + m + LA - 1) == __ldg(p.ta_m + m) + LA - 1);
+      a_vec = a_n == LA && (!TAB_M || einc_run_contiguous<LA>(p.ta_m + m));
     }
     if constexpr (B_NVEC) {
       const long long n = n0 + b_nn(0), left = p.N - n;
       b_n = left < LB ? static_cast<int>(left < 0 ? 0 : left) : LB;
-      b_vec = b_n == LB && (!TAB_N || __ldg(p.tb_n + n + LB - 1) == __ldg(p.tb_n + n) + LB - 1);
+      b_vec = b_n == LB && (!TAB_N || einc_run_contiguous<LB>(p.tb_n + n));
     }
     auto a_off = [&](int e) { return TAB_M ? __ldg(p.ta_m + m0 + a_mm(e)) - __ldg(p.ta_m + m0 + a_mm(0)) : e; };
     auto b_off = [&](int e) { return TAB_N ? __ldg(p.tb_n + n0 + b_nn(e)) - __ldg(p.tb_n + n0 + b_nn(0)) : e; };
@@ -433,36 +448,49 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       // Both operands: A's registers are filled while the second half of the slice is
       // multiplied, after B's went out, so one run is live at a time (at the 128-register
       // cap of 2 blocks/SM both live spilled ~80 bytes; A second spilled 8 on tabled K).
-      TA ra[A_KVEC ? LA : 1], rb[B_KVEC ? LB : 1];
-      auto fetch = [&](int kt, bool a, bool b) {
+      // Runs of 8 (BK = 16) go in two parts of 4, the first stored and the second loaded
+      // halfway through the slice, so 4 registers are live as with BK = 8.
+      constexpr int PA = A_KVEC && LA > 4 ? 2 : 1, PB = B_KVEC && LB > 4 ? 2 : 1;
+      constexpr int RA = LA / PA, RB = LB / PB;
+      TA ra[A_KVEC ? RA : 1], rb[B_KVEC ? RB : 1];
+      auto fetch = [&](int kt, bool a, bool b, int part) {
         const long long k0 = static_cast<long long>(kt) * BK;
         const int left = p.K - k0 < BK ? static_cast<int>(p.K - k0) : BK;
-        if (A_KVEC && a)
-          einc_krun<LA, TAB_K>(ra, reinterpret_cast<const TA*>(a_row) + (TAB_K ? 0 : k0 + a_kk(0)), a_ok,
-                               left - a_kk(0), p.ta_k + (TAB_K ? k0 + a_kk(0) : 0));
-        if (B_KVEC && b)
-          einc_krun<LB, TAB_K>(rb, reinterpret_cast<const TA*>(b_col) + (TAB_K ? 0 : k0 + b_kk(0)), b_ok,
-                               left - b_kk(0), p.tb_k + (TAB_K ? k0 + b_kk(0) : 0));
+        const int ka = a_kk(0) + part * RA, kb = b_kk(0) + part * RB;
+        if constexpr (A_KVEC) {
+          if (a)
+            einc_krun<RA, TAB_K>(ra, reinterpret_cast<const TA*>(a_row) + (TAB_K ? 0 : k0 + ka), a_ok, left - ka,
+                                 p.ta_k + (TAB_K ? k0 + ka : 0));
+        }
+        if constexpr (B_KVEC) {
+          if (b)
+            einc_krun<RB, TAB_K>(rb, reinterpret_cast<const TA*>(b_col) + (TAB_K ? 0 : k0 + kb), b_ok, left - kb,
+                                 p.tb_k + (TAB_K ? k0 + kb : 0));
+        }
       };
-      auto stash = [&](int stage, bool a, bool b) {
+      auto stash = [&](int stage, bool a, bool b, int part) {
         if (A_KVEC && a) {
 #pragma unroll
-          for (int i = 0; i < LA; ++i) As[stage][a_kk(i)][a_mm(i)] = ra[i];
+          for (int i = 0; i < RA; ++i) As[stage][a_kk(part * RA + i)][a_mm(i)] = ra[i];
         }
         if (B_KVEC && b) {
 #pragma unroll
-          for (int i = 0; i < LB; ++i) Bs[stage][b_kk(i)][b_nn(i)] = rb[i];
+          for (int i = 0; i < RB; ++i) Bs[stage][b_kk(part * RB + i)][b_nn(i)] = rb[i];
         }
       };
-      constexpr bool REG = A_KVEC || B_KVEC, BOTH = A_KVEC && B_KVEC;
+      constexpr bool REG = A_KVEC || B_KVEC, BOTH = A_KVEC && B_KVEC, SPLIT = PA > 1 || PB > 1;
+      static_assert(!(BOTH && SPLIT), "two operands' runs of 8 would need 8 live registers");
 #pragma unroll
       for (int s = 0; s < S - 1; ++s) {
         if (s < nk) issue(s, s);
         einc_cp_commit();  // empty groups keep the group count uniform
       }
       if (REG && nk > 0) {
-        fetch(0, true, true);
-        stash(0, true, true);
+#pragma unroll
+        for (int part = 0; part < (SPLIT ? 2 : 1); ++part) {
+          fetch(0, true, true, part);
+          stash(0, true, true, part);
+        }
       }
       int stage = 0;
       for (int kt = 0; kt < nk; ++kt) {
@@ -473,14 +501,17 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
         // Unconditional: past the last slice this loads nothing and stores zeros into a
         // free stage (a branch here made ptxas emit the multiply twice).
         const int next = stage == S - 1 ? 0 : stage + 1;  // slice kt+1's (WAR/RAW: header)
-        if constexpr (REG) fetch(kt + 1, !BOTH, true);     // in flight while we multiply
+        if constexpr (REG) fetch(kt + 1, !BOTH, true, 0);  // in flight while we multiply
         multiply(stage, [&] {
           if constexpr (BOTH) {
-            stash(next, false, true);
-            fetch(kt + 1, true, false);
+            stash(next, false, true, 0);
+            fetch(kt + 1, true, false, 0);
+          } else if constexpr (SPLIT) {
+            stash(next, true, true, 0);
+            fetch(kt + 1, true, true, 1);
           }
         });
-        if constexpr (REG) stash(next, true, !BOTH);
+        if constexpr (REG) stash(next, true, !BOTH, SPLIT ? 1 : 0);
         stage = next;
       }
       einc_cp_wait<0>();
