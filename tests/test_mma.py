@@ -95,6 +95,16 @@ COMPILE = [
     ("ij,jk->ik", [(256, 256), (256, 256)], "bfloat16", None, "wgmma128x256"),
     ("ik,jk->ij", [(256, 256), (256, 256)], "int8", None, "wgmma128x128"),
     ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma128x128"),
+    # warp-specialised: both B layouts, tables (the producer's per-slice lookups), int8, tf32
+    ("ij,jk->ik", [(256, 256), (256, 256)], "float16", None, "wgmma256x128ws"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "bfloat16", None, "wgmma256x128ws"),
+    ("abk,kcd->acbd", [(16, 17, 128), (128, 8, 16)], "float16", None, "wgmma256x128ws"),
+    ("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None, "wgmma256x128ws"),
+    ("akl,lkc->ac", [(130, 24, 16), (16, 24, 72)], "float16", None, "wgmma128x256ws"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "int8", None, "wgmma256x128ws"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma256x128ws"),
+    ("ij,jk->ik", [(256, 256), (256, 256)], "float16", None, "wgmma128x256ws"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma128x256ws"),
 ]
 
 
@@ -105,6 +115,7 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
     k = kernel(expr, shapes, dtype, precision, tile, arch="sm_90")
     if tile.startswith("wgmma"):
         assert k.name.startswith("einc_wgmma_") and k.smem == emit_wgmma.smem_bytes(tile)
+        assert ("einc_wgmma_gett_ws<" in k.source) == tile.endswith("ws") and k.block[0] == emit_wgmma.threads(tile)
     else:
         assert k.name.startswith("einc_mma_")
         assert k.smem == emit_mma.smem_bytes(tile, {"float16": 2, "float32": 4}.get(dtype, 1),
@@ -152,7 +163,7 @@ GPU_CASES = [
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("tile", ["mma64x64", "mma128x128k128", "mma128x256", "wgmma128x128", "wgmma128x256",
-                                  "wgmma256x128"])
+                                  "wgmma256x128", "wgmma256x128ws", "wgmma128x256ws"])
 @pytest.mark.parametrize("expr,shapes,dtype,precision", GPU_CASES)
 def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     """Every tile of both tensor-core kernels (wgmma cases whose layout it can't take run
@@ -173,6 +184,55 @@ def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     extent = dict(zip(lhs.replace(",", ""), sum(map(list, shapes), [])))
     k = int(np.prod([n for l, n in extent.items() if l not in rhs]))  # terms in each sum
     assert_matches(out.cpu().numpy(), expr, *arrays, terms=max(k, 1),
+                   product_eps=TF32_EPS if precision == "tf32" else 0.0)
+
+
+# The warp-specialised tiles on cases that reach them (strategy="gett", >= 2^21 multiply-adds):
+# ragged M/N/K, K past the ring (16 slices through 4 stages), K below one slice, batch,
+# tabled M+N, tabled K with B K-major and N-major, int8, tf32.
+WS_CASES = [
+    ("ij,jk->ik", [(300, 136), (136, 200)], "float16", None),
+    ("ij,jk->ik", [(130, 1000), (1000, 72)], "float16", None),
+    ("ik,jk->ij", [(520, 24), (264, 24)], "float16", None),
+    ("bij,bjk->bik", [(3, 300, 40), (3, 40, 136)], "float16", None),
+    ("abk,kcd->acbd", [(16, 17, 128), (128, 8, 16)], "float16", None),
+    ("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None),
+    ("akl,lkc->ac", [(130, 24, 16), (16, 24, 72)], "float16", None),
+    ("ik,jk->ij", [(300, 96), (200, 96)], "int8", None),
+    ("ik,jk->ij", [(300, 72), (200, 72)], "float32", "tf32"),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("max_grid", [None, 2])
+@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws"])
+@pytest.mark.parametrize("expr,shapes,dtype,precision", WS_CASES)
+def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile, max_grid):
+    """The producer/consumer pipeline: its kernel is the one planned (no fallback), and
+    with the grid capped at 2 blocks each walks several tiles, so the mbarrier phases
+    carry across tiles."""
+    torch = pytest.importorskip("torch")
+    from einc.codegen.cuda import emit_wgmma
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
+    if max_grid:
+        monkeypatch.setattr(emit_wgmma, "MAX_GRID", max_grid)
+    einc.api._EXECUTABLES.clear()
+    kw = {"dtype": "int32"} if dtype == "int8" else {}
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
+    assert any("einc_wgmma_gett_ws<" in emit_step(p, s, "sm_90").source for s in p.steps)
+    rng = np.random.default_rng(len(expr) + sum(map(sum, shapes)))
+    arrays = [_data(rng, s, dtype) for s in shapes]
+    ref = np.einsum(expr, *[a.astype(np.float64) for a in arrays])
+    out = _poisoned(torch, ref.shape, "int32" if dtype == "int8" else dtype)
+    r = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays], out=out, precision=precision,
+                    strategy="gett", **kw)
+    assert r is out
+    lhs, rhs = expr.split("->")
+    extent = dict(zip(lhs.replace(",", ""), sum(map(list, shapes), [])))
+    k = int(np.prod([n for l, n in extent.items() if l not in rhs]))
+    # int8 into int32: the reference sums in int32 too (numpy's int8 einsum wraps at 8 bits)
+    wide = [a.astype(np.int32) for a in arrays] if kw else arrays
+    assert_matches(out.cpu().numpy(), expr, *wide, terms=max(k, 1), dtype=kw.get("dtype"),
                    product_eps=TF32_EPS if precision == "tf32" else 0.0)
 
 

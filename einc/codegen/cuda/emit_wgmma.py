@@ -5,8 +5,11 @@ dtypes (fp16, bf16, tf32 opt-in, int8/uint8) and both operands can be copied in 
 pieces into the swizzled layouts wgmma reads: A K-major; B K-major, or N-major for
 16-bit types (the instruction transposes it). The wgmma instruction itself is generated
 here, because its operand list (one register per accumulator) depends on the tile width.
+Tiles named ...ws are warp-specialised (one producer warpgroup fills the ring through
+mbarriers, the others only compute; kernels/wgmma.cuh einc_wgmma_gett_ws).
 
 >>> import einc.api
+>>> from einc.codegen.cuda.emit import emit_step
 >>> p = einc.api.plan_for("ik,jk->ij", [(1024, 512), (1024, 512)], "float16", backend="cuda")
 >>> k = emit_step(p, p.steps[0], "sm_90")
 >>> k.name.startswith("einc_wgmma_"), k.arch, "wgmma.mma_async" in k.source
@@ -29,13 +32,21 @@ _PTX = {
     "int8": (".s32.s8.s8", "int", 1, 32, False),
     "uint8": (".s32.u8.u8", "int", 1, 32, False),
 }
-# name -> (BM, BN, stages)
+# name -> (BM, BN, stages, warp-specialised: None, or the (producer, consumer) setmaxnreg
+# targets, 0 = keep the launch allocation)
 WGMMA_TILES = {
-    "wgmma128x128": (128, 128, 5),
-    "wgmma128x256": (128, 256, 4),
-    "wgmma256x128": (256, 128, 4),  # four warpgroups of 64x128
+    "wgmma128x128": (128, 128, 5, None),
+    "wgmma128x256": (128, 256, 4, None),
+    "wgmma256x128": (256, 128, 4, None),  # four warpgroups of 64x128
+    # one producer warpgroup (cp.async + mbarriers) beside four / two consumer warpgroups;
+    # 640 threads leave 94 registers each, enough (no spills). 128x256ws: 384 threads at
+    # 168; its consumers (128 accumulators) use ~151, so the setmaxnreg shift is headroom,
+    # kept because that is the version measured
+    "wgmma256x128ws": (256, 128, 4, (0, 0)),
+    "wgmma128x256ws": (128, 256, 4, (56, 224)),
 }
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
+MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
 # along k (measured on the H200; see benchmarks/NOTES.md)
 MN_OFFSETS = {"lbo": "atom_n", "sbo": "atom_k"}
@@ -54,8 +65,15 @@ def choose_tile(step: Step) -> str:
 
 
 def smem_bytes(tile: str) -> int:
-    bm, bn, stages = WGMMA_TILES[tile]
-    return stages * (bm + bn) * 128 + 1024  # + room to align the base to 1024 bytes
+    bm, bn, stages, ws = WGMMA_TILES[tile]
+    # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised)
+    return stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
+
+
+def threads(tile: str) -> int:
+    """Threads per block: 128 per consumer warpgroup (BM/64) and one producer warpgroup."""
+    bm, _, _, ws = WGMMA_TILES[tile]
+    return (bm // 64 + (ws is not None)) * 128
 
 
 def operand_fit(step: Step, op: str):
@@ -115,9 +133,9 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
         return None
     _, b_kmaj = fit
     cfg = tile or choose_tile(step)
-    BM, BN, S = WGMMA_TILES[cfg]
+    BM, BN, S, ws = WGMMA_TILES[cfg]
     lay = gett_layout(step, BM, BN)
-    nthreads = BM // 64 * 128
+    nthreads = threads(cfg)
     smem = smem_bytes(cfg)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
@@ -128,14 +146,18 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]), struct)
     name = _name("wgmma", key, dtypes)
-    targs = ", ".join([f"EincWgmmaTile<{BM}, {BN}, {S}>", "EincWgmmaOp", *map(b, flags), tout, tcn, tan])
+    tcfg = f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}>" if ws else f"EincWgmmaTile<{BM}, {BN}, {S}>"
+    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, 1)\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
-            f"  einc_wgmma_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+            f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
     g = lay.gdesc
     family = (f"wgmma (Hopper warpgroup tensor cores, m64n{BN}k{_PTX[op][3]}{_PTX[op][0]}); "
-              f"{BM}x{BN} tiles, {BM // 64} warpgroups, {S}-stage ring of 128-byte K slices in "
+              f"{BM}x{BN} tiles, {BM // 64} warpgroups"
+              + (f" + a producer warpgroup (mbarrier full/empty per stage"
+                 + (f", setmaxnreg {ws[0]}/{ws[1]}" if ws[0] else "") + ")" if ws else "")
+              + f", {S}-stage ring of 128-byte K slices in "
               f"128-byte-swizzled shared memory; groups batch={g('b')} M={g('m')} N={g('n')} "
               f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, 16-byte cp.async"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
@@ -145,5 +167,5 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "wgmma.cuh"], spec)
     fallback = emit_mma(plan, step, dtypes, compute, op)
-    return CudaStepKernel(name, source, key, (max(1, min(tiles, 2 ** 31 - 1)), 1, 1), (nthreads, 1, 1), smem,
+    return CudaStepKernel(name, source, key, (max(1, min(tiles, MAX_GRID)), 1, 1), (nthreads, 1, 1), smem,
                           lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a")

@@ -15,17 +15,40 @@
 //   B, K-major:  the same with BN rows.
 //   B, N-major (fp16/bf16 only, B_KMAJ false): 8 k-rows x 64 n (128 bytes) per
 //                1024-byte atom, atoms along n then along k; the instruction transposes.
-// Global -> shared: every thread copies 16-byte pieces with cp.async (zero-filled out of
-// range), eight consecutive threads per 128-byte row (coalesced). The emitter takes this
+// Global -> shared: the loader threads copy 16-byte pieces with cp.async (zero-filled out
+// of range), eight consecutive threads per 128-byte row (coalesced). The emitter takes this
 // path only when each operand's fast group is 16-byte contiguous (as mma.cuh's VEC path)
 // and the runtime only with 16-byte aligned operands (else the mma twin runs).
 //
-// Pipeline, one barrier per slice, one wgmma group in flight:
+// Two pipelines over the same stages and epilogue:
+//
+// einc_wgmma_gett (every warpgroup loads and computes), one barrier per slice, one wgmma
+// group in flight:
 //   wait(own copies of slice kt); fence.proxy.async; barrier
 //       RAW for slice kt; and every warpgroup has retired wgmma(kt-2) (wait_group 1 at
 //       the end of slice kt-1), so stage (kt-2)%S is free
 //   issue slice kt+S-2 into stage (kt+S-2)%S
 //   wgmma.fence; BK/32 wgmma on stage kt; commit; wait_group 1 (wgmma(kt-1) retired)
+//
+// einc_wgmma_gett_ws (warp-specialised): one more warpgroup, the producer, only loads;
+// the BM/64 consumer warpgroups only compute. Two mbarriers per stage replace the block
+// barrier: slice i (counted across the block's tiles) sits in stage i % S, round i / S.
+//   producer: wait empty[s] (round-1 released); cp.async its pieces;
+//             cp.async.mbarrier.arrive.noinc full[s] (fires when its copies land;
+//             full[s] expects the 128 producer threads)
+//   consumer: wait full[s] (round); fence.proxy.async (the copies were generic-proxy
+//             writes, wgmma reads through the async proxy); wgmma.fence; BK/32 wgmma;
+//             commit; wait_group 1; lane 0 of each warp arrives on empty[slice i-1]
+//             (its wgmma has retired; empty[s] expects one arrival per consumer warp)
+// Parities are (i / S) & 1 for full and its complement for empty (a fresh barrier counts
+// its "previous" phase as complete, so the first round passes). Per tile the whole block
+// meets twice on named barrier 2 (with its thread count: the roles reach it from different
+// code, which __syncthreads does not allow): before the epilogue stages C in the ring
+// (every wgmma retired, every copy landed) and after it has read them back, so the
+// producer refills no stage the epilogue still uses; the consumers alone sync between the
+// epilogue's halves (named barrier 1).
+// setmaxnreg (optional, Cfg::REG_P / REG_C) moves registers from the producer to the
+// consumers.
 #pragma once
 #include "common.cuh"
 #include "gett.cuh"
@@ -48,25 +71,317 @@ __device__ __forceinline__ void einc_fence_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// mbarriers (shared::cta addresses) for the warp-specialised pipeline
+__device__ __forceinline__ void einc_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void einc_mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n EINC_MBAR_WAIT:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra EINC_MBAR_WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void einc_mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// An arrive-on that fires once this thread's earlier cp.async have landed; .noinc: it
+// counts against the barrier's expected arrivals (no pending-count increment).
+__device__ __forceinline__ void einc_cp_mbar_arrive(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+template <int ID, int N> __device__ __forceinline__ void einc_named_bar() {
+  if constexpr (ID == 0)
+    __syncthreads();
+  else
+    asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+}
+template <int R> __device__ __forceinline__ void einc_setmaxnreg_dec() {
+  if constexpr (R > 0) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+template <int R> __device__ __forceinline__ void einc_setmaxnreg_inc() {
+  if constexpr (R > 0) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+
 // The tile's smem byte offset of 16-byte piece (row r, piece c) in a K-major SW128 tile.
 __device__ __forceinline__ int einc_sw128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
+// The byte offset of 16-byte piece nc of k-row k in an N-major B stage: atom (k / 8, nc / 8)
+// (atoms along n, then along k), row k % 8, piece nc % 8.
+template <int BN> __device__ __forceinline__ int einc_b_mn_off(int k, int nc) {
+  return ((k >> 3) * (BN / 64) + (nc >> 3)) * 1024 + einc_sw128(k & 7, nc & 7);
+}
 
 // `Mma` is the emitter's struct with E (element bytes), Acc, the accumulator count NACC
 // (BN/2) and `static void run(Acc* d, desc a, desc b)` issuing one wgmma.
-template <int BM_, int BN_, int S_> struct EincWgmmaTile {
+// WS: one extra (producer) warpgroup; REG_P / REG_C: its and the consumers' setmaxnreg
+// targets (0: keep the launch allocation).
+template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0> struct EincWgmmaTile {
   static constexpr int BM = BM_, BN = BN_, S = S_;
-  static constexpr int WG = BM / 64, NT = WG * 128;
+  static constexpr bool WS = WS_;
+  static constexpr int REG_P = REG_P_, REG_C = REG_C_;
+  static constexpr int WG = BM / 64, NTC = WG * 128, NT = NTC + (WS ? 128 : 0);
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
   static constexpr int GROUP_M = 8;
 };
+
+// One tile's global -> shared copies by NL loader threads (index lt): the rows (or, for an
+// N-major B, the 8-column runs) each thread copies from are looked up once per tile.
+template <class Cfg, int NL, int E, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ> struct EincWgmmaLoader {
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN, KE = 128 / E, VE = 16 / E;
+  static constexpr int PA = BM * 8 / NL, PB = BN * 8 / NL;  // pieces per thread per slice
+  const unsigned char* a_row[PA];
+  const unsigned char* b_row[PB];
+  const unsigned char *a_base, *b_base;
+  int lt;
+
+  __device__ __forceinline__ EincWgmmaLoader(int lt_, const unsigned char* a_base_, const unsigned char* b_base_,
+                                             long long m0, long long n0, const EincGettMeta& p)
+      : a_base(a_base_), b_base(b_base_), lt(lt_) {
+#pragma unroll
+    for (int i = 0; i < PA; ++i) {
+      const int r = (lt + i * NL) >> 3;
+      a_row[i] = m0 + r < p.M ? a_base + einc_goff<TAB_M>(m0 + r, p.a_m, p.ta_m) * E : nullptr;
+    }
+#pragma unroll
+    for (int i = 0; i < PB; ++i) {
+      const int c = lt + i * NL;
+      if constexpr (B_KMAJ) {
+        const int r = c >> 3;
+        b_row[i] = n0 + r < p.N ? b_base + einc_goff<TAB_N>(n0 + r, p.b_n, p.tb_n) * E : nullptr;
+      } else {  // piece c: k-row c / (BN/8), n = (c % (BN/8)) * 8
+        const int n = (c % (BN / 8)) * VE;
+        b_row[i] = n0 + n < p.N ? b_base + einc_goff<TAB_N>(n0 + n, p.b_n, p.tb_n) * E : nullptr;
+      }
+    }
+  }
+
+  // slice kt into the stage at shared address sa (A) / sa + A_BYTES (B)
+  __device__ __forceinline__ void issue(int kt, unsigned sa, const EincGettMeta& p) const {
+    const unsigned sb = sa + Cfg::A_BYTES;
+    const long long k0 = static_cast<long long>(kt) * KE;
+#pragma unroll
+    for (int i = 0; i < PA; ++i) {
+      const int c = lt + i * NL, r = c >> 3, pc = c & 7;
+      const bool ok = a_row[i] != nullptr && k0 + pc * VE < p.K;
+      const unsigned char* src = ok ? a_row[i] + einc_goff<TAB_K>(k0 + pc * VE, p.a_k, p.ta_k) * E : a_base;
+      einc_cp16(sa + einc_sw128(r, pc), src, ok);
+    }
+#pragma unroll
+    for (int i = 0; i < PB; ++i) {
+      const int c = lt + i * NL;
+      if constexpr (B_KMAJ) {
+        const int r = c >> 3, pc = c & 7;
+        const bool ok = b_row[i] != nullptr && k0 + pc * VE < p.K;
+        const unsigned char* src = ok ? b_row[i] + einc_goff<TAB_K>(k0 + pc * VE, p.b_k, p.tb_k) * E : b_base;
+        einc_cp16(sb + einc_sw128(r, pc), src, ok);
+      } else {
+        const int k = c / (BN / 8), nc = c % (BN / 8);  // 16-byte piece nc of k-row k
+        const bool ok = b_row[i] != nullptr && k0 + k < p.K;
+        const unsigned char* src = ok ? b_row[i] + einc_goff<TAB_K>(k0 + k, p.b_k, p.tb_k) * E : b_base;
+        einc_cp16(sb + einc_b_mn_off<BN>(k, nc), src, ok);
+      }
+    }
+  }
+};
+
+// Value barrier: the compiler must treat x as computed here, so what depends on it is not
+// hoisted out of the enclosing loop (the producer has no registers for 24 hoisted
+// addresses and predicates: ptxas spilled them).
+__device__ __forceinline__ long long einc_opaque(long long x) {
+  asm volatile("" : "+l"(x));
+  return x;
+}
+__device__ __forceinline__ int einc_opaque(int x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
+// The producer warpgroup's loader (128 threads, 24 pieces per slice each): nothing per
+// piece is kept across slices. A piece's row follows from the thread's first row (rows
+// 16 apart: strided groups by pointer bumps, tabled ones by a lookup per slice), its
+// shared address from the thread's first piece (the swizzle repeats every 64 pieces of
+// a K-major tile and every BN pieces of an N-major one, so piece c + NL lies NL*16 bytes
+// on, or two bases alternate when NL is half the period). An N-major thread's pieces
+// all lie in one 8-column run (NL % (BN/8) == 0), its k-rows NL/(BN/8) apart.
+template <class Cfg, int E, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ> struct EincWgmmaLeanLoader {
+  static constexpr int NL = 128, BM = Cfg::BM, BN = Cfg::BN, KE = 128 / E, VE = 16 / E;
+  static constexpr int PA = BM * 8 / NL, PB = BN * 8 / NL;
+  static constexpr int PERIOD_B = B_KMAJ ? 64 : BN, RB = PERIOD_B > NL ? PERIOD_B / NL : 1;
+  static constexpr int KSTEP = NL / (BN / 8);  // N-major: k-rows between a thread's pieces
+  static_assert(NL % 64 == 0 && (PERIOD_B % NL == 0 || NL % PERIOD_B == 0) && NL % (BN / 8) == 0,
+                "piece addresses repeat with the thread count");
+  static_assert(RB <= 2 && PB % RB == 0, "at most two alternating B bases");
+  const unsigned char *a0, *b0, *a_base, *b_base;
+  long long m0, n0;
+  int a_left, b_left;  // rows (A, K-major B) from this thread's first one inside the tile
+  int soa, sob[RB];    // shared offsets of the thread's first pieces (relative to the stage)
+  int r0, pc, kb;      // the thread's first row and 16-byte piece (K-major); N-major: first k-row
+
+  __device__ __forceinline__ EincWgmmaLeanLoader(int lt, const unsigned char* a_base_,
+                                                 const unsigned char* b_base_, long long m0_, long long n0_,
+                                                 const EincGettMeta& p)
+      : a_base(a_base_), b_base(b_base_), m0(m0_), n0(n0_) {
+    r0 = lt >> 3;
+    pc = lt & 7;
+    const long long am = p.M - m0 - r0, bn = p.N - n0 - r0;
+    a_left = am < BM ? static_cast<int>(am) : BM;  // may be <= 0
+    b_left = bn < BN ? static_cast<int>(bn) : BN;
+    a0 = TAB_M ? a_base : a_base + (m0 + r0) * p.a_m * E;
+    soa = einc_sw128(r0, pc);
+    if constexpr (B_KMAJ) {
+      b0 = TAB_N ? b_base : b_base + (n0 + r0) * p.b_n * E;
+#pragma unroll
+      for (int r = 0; r < RB; ++r) sob[r] = Cfg::A_BYTES + einc_sw128((lt + r * NL) >> 3, pc);
+      kb = 0;
+    } else {
+      const int nc = lt % (BN / 8), n = nc * VE;
+      kb = lt / (BN / 8);
+      b0 = n0 + n < p.N ? b_base + einc_goff<TAB_N>(n0 + n, p.b_n, p.tb_n) * E : nullptr;
+#pragma unroll
+      for (int r = 0; r < RB; ++r) sob[r] = Cfg::A_BYTES + einc_b_mn_off<BN>(kb + r * KSTEP, nc);
+    }
+  }
+
+  __device__ __forceinline__ void issue(int kt, unsigned sa, const EincGettMeta& p) const {
+    const long long k0 = static_cast<long long>(kt) * KE;
+    const bool k_ok = k0 + pc * VE < p.K;  // K-major pieces: this thread's k run
+    {
+      const long long koff = k_ok ? einc_goff<TAB_K>(k0 + pc * VE, p.a_k, p.ta_k) * E : 0;
+      const unsigned char* row = a0 + koff;
+      const long long step = einc_opaque(static_cast<long long>(NL / 8) * (TAB_M ? 0 : p.a_m) * E);
+      const int left = einc_opaque(a_left);
+      const long long* tab = reinterpret_cast<const long long*>(einc_opaque(reinterpret_cast<long long>(p.ta_m)));
+#pragma unroll
+      for (int i = 0; i < PA; ++i) {
+        const bool ok = k_ok && i * (NL / 8) < left;
+        const unsigned char* src = row;
+        if constexpr (TAB_M) src = a_base + (ok ? __ldg(tab + m0 + r0 + i * (NL / 8)) * E + koff : 0);
+        einc_cp16(sa + soa + i * NL * 16, ok ? src : a_base, ok);
+        row += step;
+      }
+    }
+    if constexpr (B_KMAJ) {
+      const long long koff = k_ok ? einc_goff<TAB_K>(k0 + pc * VE, p.b_k, p.tb_k) * E : 0;
+      const unsigned char* row = b0 + koff;
+      const long long step = einc_opaque(static_cast<long long>(NL / 8) * (TAB_N ? 0 : p.b_n) * E);
+      const int left = einc_opaque(b_left);
+      const long long* tab = reinterpret_cast<const long long*>(einc_opaque(reinterpret_cast<long long>(p.tb_n)));
+#pragma unroll
+      for (int i = 0; i < PB; ++i) {
+        const bool ok = k_ok && i * (NL / 8) < left;
+        const unsigned char* src = row;
+        if constexpr (TAB_N) src = b_base + (ok ? __ldg(tab + n0 + r0 + i * (NL / 8)) * E + koff : 0);
+        einc_cp16(sa + sob[i % RB] + (i / RB) * RB * NL * 16, ok ? src : b_base, ok);
+        row += step;
+      }
+    } else {
+      const long long kleft = b0 != nullptr ? p.K - k0 - kb : 0;  // this slice's k-rows from the first
+      const unsigned char* row = b0 + (kleft > 0 && !TAB_K ? (k0 + kb) * p.b_k * E : 0);
+      const long long step = einc_opaque(static_cast<long long>(KSTEP) * (TAB_K ? 0 : p.b_k) * E);
+      const long long* tab = reinterpret_cast<const long long*>(einc_opaque(reinterpret_cast<long long>(p.tb_k)));
+#pragma unroll
+      for (int i = 0; i < PB; ++i) {
+        const bool ok = i * KSTEP < kleft;
+        const unsigned char* src = row;
+        if constexpr (TAB_K) src = ok ? b0 + __ldg(tab + k0 + kb + i * KSTEP) * E : b_base;
+        einc_cp16(sa + sob[i % RB] + (i / RB) * RB * NL * 16, ok ? src : b_base, ok);
+        row += step;
+      }
+    }
+  }
+};
+
+// One slice's BK/32 wgmma of warpgroup wg on the stage at shared address st.
+template <class Cfg, class Mma, bool B_KMAJ>
+__device__ __forceinline__ void einc_wgmma_slice(typename Mma::Acc* d, unsigned st, int wg) {
+  constexpr int BN = Cfg::BN;
+  const unsigned sa = st + wg * 64 * 128, sb = st + Cfg::A_BYTES;
+  einc_wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {  // 4 x 32 bytes of k
+    const unsigned long long da = einc_gmma_desc(sa + ks * 32, 16, 1024);
+    const unsigned long long db = B_KMAJ ? einc_gmma_desc(sb + ks * 32, 16, 1024)
+                                         : einc_gmma_desc(sb + ks * 2 * (BN / 64) * 1024, Mma::LBO_MN,
+                                                          Mma::SBO_MN);
+    Mma::run(d, da, db);
+  }
+  einc_wgmma_commit();
+}
+
+// Epilogue through shared memory (the stages are free when it starts): the NTE threads
+// holding accumulators (warpgroups 0..BM/64-1, thread index tid < NTE) put them in as
+// fp32/int32 pairs (row pitch BN + 8 words: the 8-byte stores of a half-warp hit 32
+// distinct banks), then walk rows with their column offsets looked up once, so a warp's
+// stores are 64 consecutive columns of one row. BAR (with NTE threads) is the barrier
+// between the two halves: 0 = the whole block (NTE must then be every thread).
+// Accumulator 4j+q sits at row 16*warp + g + 8*(q/2) of the warpgroup's 64, column
+// 8j + 2t + q%2.
+template <class Cfg, class Mma, int NTE, int BAR, bool TAB_B, bool TAB_M, bool TAB_N, class TOut, class TC, class TA>
+__device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const typename Mma::Acc* d,
+                                                    unsigned char* stage0, int tid, long long bi, long long m0,
+                                                    long long n0, const EincGettMeta& p) {
+  using Acc = typename Mma::Acc;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, PITCH = BN + 8;
+  static_assert(BM * PITCH * 4 + BM * 8 <= Cfg::S * Cfg::STAGE, "the staging tile and row offsets fit");
+  Acc* stile = reinterpret_cast<Acc*>(stage0);
+  {
+    const int wg = tid >> 7, w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      Acc* row = stile + (wg * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        EincVec<Acc, 2> v;
+        v.v[0] = d[4 * j + 2 * h];
+        v.v[1] = d[4 * j + 2 * h + 1];
+        *reinterpret_cast<EincVec<Acc, 2>*>(row + 8 * j) = v;
+      }
+    }
+  }
+  // Row offsets of C for this tile, looked up once (a row's threads all need them).
+  long long* rowoff = reinterpret_cast<long long*>(stile + BM * PITCH);
+  for (int r = tid; r < BM; r += NTE)
+    rowoff[r] = m0 + r < p.M ? einc_goff<TAB_B>(bi, p.c_b, p.tc_b) + einc_goff<TAB_M>(m0 + r, p.c_m, p.tc_m) : 0;
+  einc_named_bar<BAR, NTE>();  // RAW: the whole tile and its row offsets are staged
+  // Each thread owns two adjacent columns and walks rows; where C holds the two side by
+  // side (and aligned) they go out as one store. ncu on ccsd_t (K = 24, every output
+  // written once): the epilogue's instruction count was the limit, not DRAM (12%).
+  constexpr int HALF = BN / 2, RSTEP = NTE / HALF;
+  const int col = 2 * (tid % HALF);
+  const long long n = n0 + col;
+  if (n < p.N) {
+    const long long c0 = einc_goff<TAB_N>(n, p.c_n, p.tc_n);
+    const bool two = n + 1 < p.N;
+    const long long c1 = two ? einc_goff<TAB_N>(n + 1, p.c_n, p.tc_n) : 0;
+    const bool pair = two && c1 == c0 + 1;
+    const long long rows = p.M - m0 < BM ? p.M - m0 : BM;
+#pragma unroll 4
+    for (int r = tid / HALF; r < rows; r += RSTEP) {
+      const EincVec<Acc, 2> v = *reinterpret_cast<const EincVec<Acc, 2>*>(stile + r * PITCH + col);
+      TOut* q = C + rowoff[r] + c0;
+      if (pair && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
+        EincVec<TOut, 2> w;
+        w.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(v.v[0])));
+        w.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(v.v[1])));
+        *reinterpret_cast<EincVec<TOut, 2>*>(q) = w;
+      } else {
+        store_as<TC>(q, static_cast<TA>(v.v[0]));
+        if (two) store_as<TC>(C + rowoff[r] + c1, static_cast<TA>(v.v[1]));
+      }
+    }
+  }
+}
 
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA>
 __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                 const void* __restrict__ b_ptr, const EincGettMeta& p) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, NT = Cfg::NT, S = Cfg::S, E = Mma::E, KE = 128 / E, VE = 16 / E;
+  constexpr int NT = Cfg::NT, S = Cfg::S, E = Mma::E, KE = 128 / E;
   static_assert(S >= 3, "one stage computing, one retiring, one loading");
+  static_assert(!Cfg::WS, "the warp-specialised tile runs einc_wgmma_gett_ws");
   using Acc = typename Mma::Acc;
+  using Loader = EincWgmmaLoader<Cfg, NT, E, TAB_M, TAB_N, TAB_K, B_KMAJ>;
 
   extern __shared__ __align__(1024) unsigned char einc_wgmma_smem_raw[];
   // 1024-byte aligned base (the swizzle pattern repeats every 1024 bytes)
@@ -81,60 +396,9 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     long long bi, m0, n0;
-    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
-
-    const unsigned char* a_base = static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E;
-    const unsigned char* b_base = static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E;
-
-    // This thread's pieces: A rows (BM*8 pieces), B rows or k-rows (BN*8 pieces).
-    constexpr int PA = BM * 8 / NT, PB = BN * 8 / NT;
-    const unsigned char* a_row[PA];
-    const unsigned char* b_row[PB];
-#pragma unroll
-    for (int i = 0; i < PA; ++i) {
-      const int r = (tid + i * NT) >> 3;
-      a_row[i] = m0 + r < p.M ? a_base + einc_goff<TAB_M>(m0 + r, p.a_m, p.ta_m) * E : nullptr;
-    }
-#pragma unroll
-    for (int i = 0; i < PB; ++i) {
-      const int c = tid + i * NT;
-      if constexpr (B_KMAJ) {
-        const int r = c >> 3;
-        b_row[i] = n0 + r < p.N ? b_base + einc_goff<TAB_N>(n0 + r, p.b_n, p.tb_n) * E : nullptr;
-      } else {  // piece c: k-row c / (BN/8), n = (c % (BN/8)) * 8
-        const int n = (c % (BN / 8)) * VE;
-        b_row[i] = n0 + n < p.N ? b_base + einc_goff<TAB_N>(n0 + n, p.b_n, p.tb_n) * E : nullptr;
-      }
-    }
-
-    auto issue = [&](int kt, int stage) {
-      const unsigned sa = smem0 + stage * Cfg::STAGE, sb = sa + Cfg::A_BYTES;
-      const long long k0 = static_cast<long long>(kt) * KE;
-#pragma unroll
-      for (int i = 0; i < PA; ++i) {
-        const int c = tid + i * NT, r = c >> 3, pc = c & 7;
-        const bool ok = a_row[i] != nullptr && k0 + pc * VE < p.K;
-        const unsigned char* src = ok ? a_row[i] + einc_goff<TAB_K>(k0 + pc * VE, p.a_k, p.ta_k) * E : a_base;
-        einc_cp16(sa + einc_sw128(r, pc), src, ok);
-      }
-#pragma unroll
-      for (int i = 0; i < PB; ++i) {
-        const int c = tid + i * NT;
-        if constexpr (B_KMAJ) {
-          const int r = c >> 3, pc = c & 7;
-          const bool ok = b_row[i] != nullptr && k0 + pc * VE < p.K;
-          const unsigned char* src = ok ? b_row[i] + einc_goff<TAB_K>(k0 + pc * VE, p.b_k, p.tb_k) * E : b_base;
-          einc_cp16(sb + einc_sw128(r, pc), src, ok);
-        } else {
-          const int k = c / (BN / 8), nc = c % (BN / 8);  // 16-byte piece nc of k-row k
-          const bool ok = b_row[i] != nullptr && k0 + k < p.K;
-          const unsigned char* src = ok ? b_row[i] + einc_goff<TAB_K>(k0 + k, p.b_k, p.tb_k) * E : b_base;
-          // atom (k / 8, nc / 8), row k % 8, piece nc % 8
-          const int off = ((k >> 3) * (BN / 64) + (nc >> 3)) * 1024 + einc_sw128(k & 7, nc & 7);
-          einc_cp16(sb + off, src, ok);
-        }
-      }
-    };
+    einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
+    const Loader ld(tid, static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,
+                    static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, m0, n0, p);
 
     Acc d[Mma::NACC];
 #pragma unroll
@@ -142,7 +406,7 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 
 #pragma unroll
     for (int s = 0; s < S - 2; ++s) {
-      if (s < nk) issue(s, s);
+      if (s < nk) ld.issue(s, smem0 + s * Cfg::STAGE, p);
       einc_cp_commit();
     }
     for (int kt = 0; kt < nk; ++kt) {
@@ -150,80 +414,95 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
       einc_cp_wait<S - 3>();
       einc_fence_async_smem();
       __syncthreads();
-      if (kt + S - 2 < nk) issue(kt + S - 2, (kt + S - 2) % S);
+      if (kt + S - 2 < nk) ld.issue(kt + S - 2, smem0 + ((kt + S - 2) % S) * Cfg::STAGE, p);
       einc_cp_commit();
-      const unsigned sa = smem0 + stage * Cfg::STAGE + wg * 64 * 128, sb = smem0 + stage * Cfg::STAGE + Cfg::A_BYTES;
-      einc_wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < 4; ++ks) {  // 4 x 32 bytes of k
-        const unsigned long long da = einc_gmma_desc(sa + ks * 32, 16, 1024);
-        const unsigned long long db = B_KMAJ ? einc_gmma_desc(sb + ks * 32, 16, 1024)
-                                             : einc_gmma_desc(sb + ks * 2 * (BN / 64) * 1024, Mma::LBO_MN,
-                                                              Mma::SBO_MN);
-        Mma::run(d, da, db);
-      }
-      einc_wgmma_commit();
+      einc_wgmma_slice<Cfg, Mma, B_KMAJ>(d, smem0 + stage * Cfg::STAGE, wg);
       einc_wgmma_wait<1>();
     }
     einc_wgmma_wait<0>();
     einc_cp_wait<0>();
     __syncthreads();  // WAR: every warpgroup is done with the stages before they hold C
-
-    // Epilogue through shared memory (the stages are free now): the accumulators go in as
-    // fp32/int32 pairs (row pitch BN + 8 words: the 8-byte stores of a half-warp hit 32
-    // distinct banks), then threads walk rows with their column offsets looked up once, so
-    // a warp's stores are 64 consecutive columns of one row.
-    // Accumulator 4j+q sits at row 16*warp + g + 8*(q/2) of the warpgroup's 64, column
-    // 8j + 2t + q%2.
-    constexpr int PITCH = BN + 8;
-    static_assert(BM * PITCH * 4 + BM * 8 <= S * Cfg::STAGE, "the staging tile and row offsets fit");
-    Acc* stile = reinterpret_cast<Acc*>(einc_wgmma_smem_raw + (smem0 - raw0));
-    {
-      const int w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        Acc* row = stile + (wg * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          EincVec<Acc, 2> v;
-          v.v[0] = d[4 * j + 2 * h];
-          v.v[1] = d[4 * j + 2 * h + 1];
-          *reinterpret_cast<EincVec<Acc, 2>*>(row + 8 * j) = v;
-        }
-      }
-    }
-    // Row offsets of C for this tile, looked up once (a row's threads all need them).
-    long long* rowoff = reinterpret_cast<long long*>(stile + BM * PITCH);
-    for (int r = tid; r < BM; r += NT)
-      rowoff[r] = m0 + r < p.M ? einc_goff<TAB_B>(bi, p.c_b, p.tc_b) + einc_goff<TAB_M>(m0 + r, p.c_m, p.tc_m) : 0;
-    __syncthreads();  // RAW: the whole tile and its row offsets are staged
-    // Each thread owns two adjacent columns and walks rows; where C holds the two side by
-    // side (and aligned) they go out as one store. ncu on ccsd_t (K = 24, every output
-    // written once): the epilogue's instruction count was the limit, not DRAM (12%).
-    constexpr int HALF = BN / 2, RSTEP = NT / HALF;
-    const int col = 2 * (tid % HALF);
-    const long long n = n0 + col;
-    if (n < p.N) {
-      const long long c0 = einc_goff<TAB_N>(n, p.c_n, p.tc_n);
-      const bool two = n + 1 < p.N;
-      const long long c1 = two ? einc_goff<TAB_N>(n + 1, p.c_n, p.tc_n) : 0;
-      const bool pair = two && c1 == c0 + 1;
-      const long long rows = p.M - m0 < BM ? p.M - m0 : BM;
-#pragma unroll 4
-      for (int r = tid / HALF; r < rows; r += RSTEP) {
-        const EincVec<Acc, 2> v = *reinterpret_cast<const EincVec<Acc, 2>*>(stile + r * PITCH + col);
-        TOut* q = C + rowoff[r] + c0;
-        if (pair && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
-          EincVec<TOut, 2> w;
-          w.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(v.v[0])));
-          w.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(v.v[1])));
-          *reinterpret_cast<EincVec<TOut, 2>*>(q) = w;
-        } else {
-          store_as<TC>(q, static_cast<TA>(v.v[0]));
-          if (two) store_as<TC>(C + rowoff[r] + c1, static_cast<TA>(v.v[1]));
-        }
-      }
-    }
+    einc_wgmma_epilogue<Cfg, Mma, NT, 0, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(
+        C, d, einc_wgmma_smem_raw + (smem0 - raw0), tid, bi, m0, n0, p);
     __syncthreads();  // WAR: the next tile's prologue refills the stages
+  }
+}
+
+template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
+          class TC, class TA>
+__device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
+                                                   const void* __restrict__ b_ptr, const EincGettMeta& p) {
+  constexpr int NTC = Cfg::NTC, S = Cfg::S, E = Mma::E, KE = 128 / E;
+  static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
+  static_assert(S >= 2, "one stage computing, one loading");
+  using Acc = typename Mma::Acc;
+  using Loader = EincWgmmaLeanLoader<Cfg, E, TAB_M, TAB_N, TAB_K, B_KMAJ>;
+
+  extern __shared__ __align__(1024) unsigned char einc_wgmma_smem_raw[];
+  const unsigned raw0 = static_cast<unsigned>(__cvta_generic_to_shared(einc_wgmma_smem_raw));
+  const unsigned smem0 = (raw0 + 1023u) & ~1023u;
+  // full[s] and empty[s] after the stages (the epilogue's staging stays below them)
+  const unsigned full0 = smem0 + S * Cfg::STAGE, empty0 = full0 + 8 * S;
+  TOut* __restrict__ C = static_cast<TOut*>(out);
+  const int tid = threadIdx.x, wg = tid >> 7;
+
+  const long long per_batch = p.tiles_m * p.tiles_n;
+  const long long tiles = per_batch * p.batch;
+  const int nk = static_cast<int>((p.K + KE - 1) / KE);
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      einc_mbar_init(full0 + 8 * s, 128);        // every producer thread's copies
+      einc_mbar_init(empty0 + 8 * s, NTC / 32);  // one arrival per consumer warp
+    }
+  }
+  __syncthreads();  // the barriers are initialised before anyone waits on them
+
+  unsigned it = 0;  // slices through the ring so far (both roles count the same slices)
+  if (wg == Cfg::WG) {  // the producer warpgroup
+    einc_setmaxnreg_dec<Cfg::REG_P>();
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      long long bi, m0, n0;
+      einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
+      const Loader ld(tid - NTC,
+                      static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,
+                      static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, m0, n0, p);
+      for (int kt = 0; kt < nk; ++kt, ++it) {
+        const unsigned stage = it % S, round = it / S;
+        einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);  // the consumers released round-1
+        ld.issue(kt, smem0 + stage * Cfg::STAGE, p);
+        einc_cp_mbar_arrive(full0 + 8 * stage);
+      }
+      // The consumers' full waits already saw every copy land; waiting here too lets the
+      // block barrier order them before the epilogue's staging for racecheck as well.
+      asm volatile("cp.async.wait_all;\n" ::: "memory");  // (the copies were never committed as groups)
+      einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
+      einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
+    }
+  } else {  // consumer warpgroups 0..WG-1
+    einc_setmaxnreg_inc<Cfg::REG_C>();
+    const bool signals = (tid & 31) == 0;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      long long bi, m0, n0;
+      einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
+      Acc d[Mma::NACC];
+#pragma unroll
+      for (int j = 0; j < Mma::NACC; ++j) d[j] = Acc(0);
+      for (int kt = 0; kt < nk; ++kt, ++it) {
+        const unsigned stage = it % S, round = it / S;
+        einc_mbar_wait(full0 + 8 * stage, round & 1);
+        einc_fence_async_smem();
+        einc_wgmma_slice<Cfg, Mma, B_KMAJ>(d, smem0 + stage * Cfg::STAGE, wg);
+        einc_wgmma_wait<1>();  // wgmma(slice it-1) has retired: its stage is free
+        if (kt > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      }
+      einc_wgmma_wait<0>();
+      if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
+      einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(
+          C, d, einc_wgmma_smem_raw + (smem0 - raw0), tid, bi, m0, n0, p);
+      einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
+    }
   }
 }
