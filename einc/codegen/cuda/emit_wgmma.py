@@ -57,7 +57,19 @@ def choose_tile(step: Step) -> str:
     ext = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
            for g in ("batch", "m", "n")}
     tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
-    # 8192^3 fp16/bf16 NN (scripts/mma_tiles.py): 256x128 0.72/0.74x cuBLAS, 128x256
+    area = lambda bm, bn: _cdiv(ext["m"], bm) * bm * _cdiv(ext["n"], bn) * bn  # padded output
+    if step.compute.kind == "f":
+        # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
+        # warp-specialised 128x256 0.88-0.96x cuBLAS, 256x128 0.79-0.87x, the all-loader
+        # tiles 0.62-0.74x (barrier-bound). The wider tile wins ties; the other where it
+        # pads less.
+        fits = [(area(bm, bn), t) for t, bm, bn in (("wgmma128x256ws", 128, 256), ("wgmma256x128ws", 256, 128))
+                if tiles(bm, bn) >= SM_COUNT]
+        if fits:
+            return min(fits, key=lambda x: x[0])[1]
+        return "wgmma128x128"
+    # int8 keeps the all-loader tiles (the warp-specialised ones pass its tests but were not
+    # timed on it); 8192^3 fp16/bf16 NN measured them at 256x128 0.72/0.74x cuBLAS, 128x256
     # 0.68/0.65x, 128x128 0.61/0.62x -- four warpgroups hide more latency than two
     if tiles(256, 128) >= SM_COUNT:
         return "wgmma256x128"
