@@ -38,13 +38,18 @@ CASES = [
     ("akb,jk->jba", [(40, 9, 70), (32, 9)], "int64", "NP = 32, 8-byte async path"),
     ("akdbc,jk->cjbda", [(5, 7, 3, 4, 48), (24, 7)], "float32", "X = c = 48 folds in b: 192 lanes"),
     ("cabk,kj->cjba", [(6, 20, 7, 9), (9, 24)], "float32", "A K-fast, X = a = 20 folds in a mode"),
+    ("akdbc,jk->cjbda", [(5, 7, 3, 4, 50), (24, 7)], "float32", "X = c = 50: 16-byte pieces, no fold"),
 ]
 IDS = [c[3] for c in CASES]
-# fp32 cases with two rows per thread, where a last wave runs as halves
-TAIL = [c for c in CASES if c[2] == "float32" and c[3] not in (
-    "A K-fast: lanes on C's a", "one axis, C N-fast: rows staged per warp", "one axis, C M-fast: direct stores",
-    "K over three B chunks, N = 5 of NP = 8 staged", "two axes, C N-fast: rows staged per warp",
-    "A K-fast, X = a = 20 folds in a mode", "K = 0 gives zeros", "batch in the rest table moves B")]
+# fp32 cases with two rows per thread (M-fast and K-fast A) and tiles enough for a last,
+# partial wave, where that wave runs as halves
+TAIL = [c for c in CASES if c[2] == "float32" and c[3] in (
+    "A M-fast on b, C staged along a", "A M-fast, C N-fast: rows staged per warp", "small group on the M side: swapped",
+    "tabled K (two modes)", "X = c = 48 folds in b: 192 lanes")] + [
+    ("abk,kj->bja", [(37, 40, 19), (19, 24)], "float32", "A K-fast, lanes on C's a, 6 tiles"),
+    ("ik,kj->ij", [(1100, 13), (13, 8)], "float32", "A K-fast, one axis, C N-fast"),
+    ("cabk,kj->cjba", [(12, 20, 7, 9), (9, 24)], "float32", "A K-fast, X = a = 20 folded"),
+]
 RM4 = [c for c in CASES if c[3] in ("A M-fast on b, C staged along a", "small group on the M side: swapped",  # fp32,
                                     "tabled K (two modes)", "A M-fast, C N-fast: rows staged per warp")]  # A M-fast
 
@@ -103,6 +108,11 @@ def test_ragged_x_folds_a_second_mode_and_fills_the_lanes():
     p = api.plan_for("akdbc,jk->cjbda", [(48, 48, 36, 36, 48), (24, 48)], "float32", backend="cuda")
     lay = skinny_layout(p.steps[0])
     assert lay.x[0] == 48 and lay.x2 is not None and (48 * lay.x2[0]) % 32 == 0
+    k = emit_step(p, p.steps[0])
+    assert k.words[14] == 48 and k.words[0] == 48 * lay.x2[0]  # u0 = 48, flat U
+    p = _plan("akdbc,jk->cjbda", [(5, 7, 3, 4, 50), (24, 7)], "float32")
+    k = emit_step(p, p.steps[0], gett_tile="skinny")
+    assert skinny_layout(p.steps[0], 1).x2 is not None and k.words[14] == k.words[0] == 50  # pieces: unfolded
     p = api.plan_for("akb,jk->jba", [(384, 384, 384), (24, 384)], "float32", backend="cuda")
     assert skinny_layout(p.steps[0]).x2 is None  # X = 384 fills its lanes already
     tiles, whole = _words(p)

@@ -15,6 +15,7 @@ unit-stride mode (through shared memory when the two differ).
 from __future__ import annotations
 
 import os
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ MIN_ROWS = 4096  # big-group elements (x batch) below which the GEMM tiles are a
 RM, BK, S = 2, 8, 4  # rows per thread, k per slice, cp.async stages
 KC_BYTES = 36 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24 fp32)
 TILE = "skinny"
+SMEM_PER_SM = 233472  # H100/H200: 228 KB of shared memory per SM, 1 KB of it reserved per block
 
 
 @dataclass(frozen=True)
@@ -136,11 +138,6 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     K = int(np.prod([e for e, _ in lay.k], dtype=np.int64)) if lay.k else 1
     tab_k = len(lay.k) > 1
     one_axis = lay.y is None
-    U0 = lay.x[0]
-    U = U0 * (lay.x2[0] if lay.x2 else 1)  # flat X
-    V = lay.y[0] if lay.y else 1
-    rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
-    R = len(rest_c)
 
     tout, tcn, tan, tin = _types(dtypes, compute)
     sa, sb = tin[lay.ta - 1], tin[lay.tb - 1]
@@ -148,13 +145,25 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     a_item = dtypes[lay.ta].itemsize
     async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
     # A K-fast (its unit stride is the one K mode): 16-byte pieces through a shared ring,
-    # one row per thread (two spilled at the 128-register cap)
+    # two rows per thread like M-fast A (B's shared loads per FMA halved: ncu on abk showed
+    # the shared-memory pipe as the top stall with one row); EINC_SKINNY_KFAST_RM=1 for A/B
     a_kfast = async_ok and a_item == 4 and not tab_k and lay.k[0][1][1] == 1 if lay.k else False
-    rm = int(os.environ.get("EINC_SKINNY_KFAST_RM", 1)) if a_kfast else RM
+    rm = int(os.environ.get("EINC_SKINNY_KFAST_RM", RM)) if a_kfast else RM
     # EINC_SKINNY_RM=4 (experiments): four rows per thread halve B's shared loads per FMA but
     # need a block per SM; measured slower on the H200 (akdbc,jk->cjbda 11.6 -> 7.5 TFLOP/s)
     rm = int(os.environ.get("EINC_SKINNY_RM", rm)) if not a_kfast else rm
     TY, BM_ROWS = 8 * rm, 256 * rm
+    # M-fast A in 16-byte pieces (a barrier per slice, a quarter of the copies); the kernel
+    # checks alignment per tile and falls back to 4-byte copies. A piece's four rows must
+    # not straddle two x runs: no x2 unless x's extent is a multiple of 4.
+    mv = int(os.environ.get("EINC_SKINNY_MVEC", 1)) if async_ok and a_item == 4 and not a_kfast and not tab_k else 0
+    if mv and lay.x2 is not None and lay.x[0] % 4:
+        lay = dataclasses.replace(lay, x2=None, rest=[lay.x2] + lay.rest)
+    U0 = lay.x[0]
+    U = U0 * (lay.x2[0] if lay.x2 else 1)  # flat X
+    V = lay.y[0] if lay.y else 1
+    rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
+    R = len(rest_c)
     tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
     tiles_y = 1 if one_axis else _cdiv(V, TY)
     tiles = R * tiles_x * tiles_y
@@ -162,10 +171,18 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # B chunk: the whole K when it fits in KC_MAX k, so a block loads B once (per batch index)
     kc_max = max(BK, (KC_BYTES // (NP * acc)) // BK * BK)
     KC = min(kc_max, max(BK, _cdiv(K, BK) * BK))
-    st = int(os.environ.get("EINC_SKINNY_S", S))  # ring stages (experiments: bytes in flight)
-    a_ring = st * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
     stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
-    smem = KC * NP * acc + max(a_ring, stage)
+    minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
+
+    def smem_for(stages):
+        a_ring = stages * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
+        return KC * NP * acc + max(a_ring, stage)
+
+    # ring stages: S, or S - 1 where S would leave room for fewer than minb blocks per SM
+    # (K-fast A with all of a long K's B resident: abk 135 KB -> 111 KB); EINC_SKINNY_S: experiments
+    st = S if minb * (smem_for(S) + 1024) <= SMEM_PER_SM or not async_ok else S - 1
+    st = int(os.environ.get("EINC_SKINNY_S", st))
+    smem = smem_for(st)
 
     tables = [rest_a, rest_b, rest_c]
     if tab_k:
@@ -179,8 +196,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # and smem for two); a last wave of at most half of them runs its tiles as halves
     # (RM / 2 rows per thread), so it takes half as long. The grid is then exactly the
     # resident blocks, which makes that wave the last one of every block.
-    minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
-    per_sm = min(minb, 233472 // (smem + 1024))
+    per_sm = min(minb, SMEM_PER_SM // (smem + 1024))
     slots = SM_COUNT * per_sm
     last = tiles % slots
     split = (rm % 2 == 0 and async_ok and acc == 4 and per_sm == 2 and 0 < 2 * last <= slots
@@ -197,11 +213,11 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # k unrolled in the M-fast multiply: 8 (the whole slice) measured 5-7% faster than 2 on the
     # H200 once the epilogue freed registers (119, no spills); EINC_SKINNY_KU for experiments
     ku = int(os.environ.get("EINC_SKINNY_KU", 8))
-    key = (VERSION, "skinny", NP, rm, BK, st, ku, minb, flags, lay.ta, dtypes[0].name, compute.name,
+    key = (VERSION, "skinny", NP, rm, BK, st, ku, mv, minb, flags, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}, {mv}>", *map(b, flags), tout, tcn, tan, sa, sb])
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
     spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
@@ -209,6 +225,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     family = (f"skinny: every block owns {'%d consecutive X' % (32 * TY) if one_axis else '32 X x %d Y' % TY} "
               f"rows of one rest index and all {N} columns (padded to {NP}), {rm} row(s) per thread; "
               + (f"{st}-stage shared ring of 16-byte K-fast pieces for A" if a_kfast
+                 else f"{st}-stage shared ring of 16-byte M-fast pieces for A (four 4-byte copies each"
+                      " where unaligned)" if mv
                  else f"{st}-stage thread-private cp.async ring for A" if async_ok
                  else "A prefetched a slice ahead in registers")
               + "; B in shared-memory chunks (all of K when it fits, loaded once per block); "

@@ -13,7 +13,9 @@
 // other than X, else the largest other M mode; absent when M has one mode: ONE_AXIS), and
 // `rest` (every other M mode and the batch modes, addressed through offset tables ra/rb/rc
 // of R entries, so batch modes move B too). N and K are addressed through tables (N) and a
-// stride or tables (K, TAB_K).
+// stride or tables (K, TAB_K). When X's extent leaves lanes idle (akdbc: X = c = 48 runs
+// tiles of 32 + 16) the emitter folds one more M mode x2 into X: X is then the flat index
+// x + u0 * x2 (c x d = 1728 = 54 x 32), decoded once per row and tile.
 //
 // Ownership: a block of NT = 256 threads owns one tile: 32 X values x TY = 8*RM Y values
 // (ONE_AXIS: 32*TY consecutive X values) of one rest index, times all N. Thread t owns the
@@ -21,12 +23,18 @@
 // loads of one k run along X: coalesced when A is M-fast, one 32-byte sector per row and
 // slice when A is K-fast (BK = 8 consecutive k).
 //
+// Schedule: a 1-D grid-stride loop over tiles. When the tiles leave a last, partial wave
+// of at most half the resident blocks (akb: 288 tiles on 264), the emitter launches exactly
+// the resident blocks and those last tiles run as two halves each (RM / 2 rows per thread).
+//
 // Pipelines:
 //  - ASYNC (storage = accumulator size, no conversion: fp32, fp64, int32, int64): each
 //    thread cp.async-copies *its own* rows' slices into an S-stage ring of shared memory
 //    and reads back only what it wrote, so cp.async.wait_group alone orders them: the A
 //    stream needs no barrier. A stage is refilled one slice after it was read (S - 2
-//    slices stay in flight while one is multiplied).
+//    slices stay in flight while one is multiplied). With MV (4-byte types, M-fast A) the
+//    same ring fills in 16-byte pieces of four rows instead (a quarter of the copies, one
+//    barrier per slice); K-fast A (A_KFAST) fills a [row][k] ring in 16-byte pieces of 4 k.
 //  - otherwise (fp16, bf16, int8, ...: converted on load) one slice is prefetched into
 //    registers while the previous one is multiplied.
 // B is staged in chunks of KC k (all N, converted to the accumulator type) in shared
@@ -74,8 +82,9 @@ __device__ __forceinline__ long long einc_skinny_xoff(long long f, const EincSki
   return static_cast<long long>(fu - x2 * u0) * s + static_cast<long long>(x2) * s2;
 }
 
-template <int NP_, int RM_, int BK_, int S_, int KU_ = 2> struct EincSkinnyTile {
+template <int NP_, int RM_, int BK_, int S_, int KU_ = 2, int MV_ = 0> struct EincSkinnyTile {
   static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KU = KU_;  // KU: k unrolled (M-fast ring)
+  static constexpr bool MV = MV_ != 0;  // M-fast A in 16-byte pieces when aligned (shared ring)
   static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
   static constexpr int AROW = BK + 4;  // K-fast A rows in shared memory: 16-byte aligned, padded
   static_assert(NP % 8 == 0 && BK % 4 == 0, "whole column groups and 16-byte pieces");
@@ -83,6 +92,15 @@ template <int NP_, int RM_, int BK_, int S_, int KU_ = 2> struct EincSkinnyTile 
 
 // 16-byte asynchronous copy of the first `bytes` bytes of src (0, 4, ..., 16), the rest of
 // the 16 zero-filled; src is not read when bytes == 0.
+template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const T* src) {  // all 16
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+#else
+  const unsigned char* q = reinterpret_cast<const unsigned char*>(src);
+  for (int i = 0; i < 16; ++i) reinterpret_cast<unsigned char*>(dst)[i] = q[i];
+#endif
+}
 template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const T* src, int bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -181,22 +199,24 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
   };
 
   // K-fast A: each thread copies 16-byte pieces (4 consecutive k) of the rows
-  // tid / 2 + 128 j, two lanes per row, so a warp reads 16 rows' whole 32-byte sectors.
-  // A piece's source pointer and size are fixed for the tile (an out-of-range row copies
-  // 0 bytes from A's start), so a whole slice costs one add per copy.
+  // m = tid / 2 + 128 j, two lanes per row, so a warp reads 16 rows' whole 32-byte sectors.
+  // Row m + 128 j is row m's y + 4 j (ONE_AXIS: x + 128 j), so one pointer, one stride and
+  // a mask of rows in range (out of range: 0 bytes from A's start) serve all PJ pieces,
+  // and a whole slice costs an add per copy.
   constexpr int PJ = A_KFAST ? RM * BK / 4 : 1;  // pieces per thread per slice
-  const SA* psrc[PJ];  // the piece's first k of the chunk's slice 0 (A itself: row out of range)
-  int pbytes[PJ];      // 16, or 0: the row is out of range
+  static_assert(!A_KFAST || BK == 8, "piece j of a thread: row tid / 2 + 128 j, k half tid % 2");
+  const SA* psrc = A;     // piece 0's first k of the chunk's slice 0
+  long long pstep = 0;    // from piece j to j + 1, elements
+  unsigned pmask = 0;     // bit j: piece j's row is in range
   bool vec = false;
   if constexpr (A_KFAST) {
+    const int m = tid >> 1, q = tid & 1;
+    const long long x = x0 + (ONE_AXIS ? (m & 31) + 32 * (m >> 5) : (m & 31)), y = ONE_AXIS ? 0 : y0 + (m >> 5);
 #pragma unroll
-    for (int j = 0; j < PJ; ++j) {
-      const int m = (tid + NT * j) / (BK / 4), q = (tid + NT * j) % (BK / 4), tt = m % NT, yl = (tt >> 5) + 8 * (m / NT);
-      const long long x = x0 + (ONE_AXIS ? (tt & 31) + 32 * yl : (tt & 31)), y = ONE_AXIS ? 0 : y0 + yl;
-      const bool in = x < p.U && y < p.V;
-      psrc[j] = A + (in ? a_rest + einc_skinny_xoff(x, p, p.a_x, p.a_x2) + y * p.a_y + 4 * q : 0);
-      pbytes[j] = in ? 16 : 0;
-    }
+    for (int j = 0; j < PJ; ++j)
+      if (ONE_AXIS ? x + 128 * j < p.U : x < p.U && y + 4 * j < p.V) pmask |= 1u << j;
+    psrc = A + a_rest + einc_skinny_xoff(x < p.U ? x : 0, p, p.a_x, p.a_x2) + (y < p.V ? y : 0) * p.a_y + 4 * q;
+    pstep = ONE_AXIS ? 128 * p.a_x : 4 * p.a_y;
     vec = ((reinterpret_cast<unsigned long long>(A) & 15) | ((a_rest | p.a_x | p.a_y | p.a_x2) & 3)) == 0;
   }
 
@@ -222,21 +242,19 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
       // Shared ring [S][BM][AROW]: rows are written by other threads, so one barrier per
       // slice is RAW (slice kt landed for everyone) and WAR (slice kt-1's stage is free).
       auto issue = [&](int kt, int stage) {
+        SA* const dst0 = As + (stage * BM + (tid >> 1)) * AROW + 4 * (tid & 1);
+        const SA* src = psrc + (c0 + kt * BK);
         if (vec && (kt + 1) * BK <= kc) {  // a whole slice (all but a ragged last one)
 #pragma unroll
-          for (int j = 0; j < PJ; ++j) {
-            const int piece = tid + NT * j, m = piece / (BK / 4), q = piece % (BK / 4);
-            einc_cp_async16(As + (stage * BM + m) * AROW + 4 * q, psrc[j] + (c0 + kt * BK), pbytes[j]);
-          }
+          for (int j = 0; j < PJ; ++j, src += pstep)
+            einc_cp_async16(dst0 + 128 * j * AROW, (pmask >> j) & 1 ? src : A, (pmask >> j) & 1 ? 16 : 0);
           return;
         }
 #pragma unroll
-        for (int j = 0; j < PJ; ++j) {
-          const int piece = tid + NT * j, m = piece / (BK / 4), q = piece % (BK / 4);
-          const int kl = kt * BK + 4 * q, left = kc - kl;
-          const int valid = pbytes[j] == 0 || left <= 0 ? 0 : left < 4 ? left : 4;
-          SA* dst = As + (stage * BM + m) * AROW + 4 * q;
-          const SA* src = psrc[j] + (c0 + kt * BK);
+        for (int j = 0; j < PJ; ++j, src += pstep) {
+          const int kl = kt * BK + 4 * (tid & 1), left = kc - kl;
+          const int valid = !((pmask >> j) & 1) || left <= 0 ? 0 : left < 4 ? left : 4;
+          SA* dst = dst0 + 128 * j * AROW;
           if (vec) {
             einc_cp_async16(dst, valid ? src : A, 4 * valid);
           } else {
@@ -269,6 +287,73 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
       einc_cp_wait<0>();
       __syncthreads();  // WAR: the next tile's prologue refills stages read above
     } else if constexpr (ASYNC) {
+      // MV: M-fast A in 16-byte pieces, four consecutive rows (x) of one k each, when x is
+      // A's unit stride and every offset keeps 16-byte alignment (with an x2, x's extent a
+      // multiple of 4: a piece never straddles two x runs). A slice is then PV copies a
+      // thread instead of RM * BK, into the same layout, but each thread reads rows others
+      // copied: one barrier per slice, RAW (slice kt landed) and WAR (slice kt-1's stage is
+      // free), as for K-fast A.
+      if constexpr (Cfg::MV && !TAB_K && sizeof(SA) == 4) {
+        // (the emitter folds an x2 into X only when x's extent is a multiple of 4, so a
+        // piece's rows are x..x+3 of one x2: offsets x * a_x apart)
+        const bool mvec = p.a_x == 1 && ((reinterpret_cast<unsigned long long>(A) & 15) |
+                                         ((a_rest | p.a_y | p.a_k | (p.u0 == p.U ? 0 : p.a_x2)) & 3)) == 0;
+        constexpr int QPK = BM / 4, KSTEP = NT / QPK, PV = BK / KSTEP;  // quads per k; k apart; pieces
+        static_assert(NT % QPK == 0 && BK % KSTEP == 0, "whole slices of pieces");
+        const int r4 = 4 * (tid % QPK), kk0 = tid / QPK;  // rows r4..r4+3 (as tid + NT*i), k kk0 + KSTEP*j
+        const long long xq = x0 + (ONE_AXIS ? r4 : (r4 & 31)), yq = ONE_AXIS ? 0 : y0 + ((r4 >> 5) & 7) + 8 * (r4 >> 8);
+        const int qbytes = !(xq < p.U && yq < p.V) ? 0 : p.U - xq >= 4 ? 16 : 4 * static_cast<int>(p.U - xq);
+        const SA* vsrc = A + (qbytes ? a_rest + einc_skinny_xoff(xq, p, p.a_x, p.a_x2) + yq * p.a_y : 0) + (c0 + kk0) * p.a_k;
+        const long long vstep = KSTEP * p.a_k;
+        // Pieces wholly in range take plain 16-byte copies in whole slices; the others (edge
+        // rows, a ragged slice) zero-fill what is out of range (k past the chunk meets B's
+        // zero rows, so A's must not be stale NaNs). Unaligned: four 4-byte copies a piece.
+        auto vissue = [&](int kt, int stage) {
+          const int kl0 = kt * BK;
+          const SA* src = vsrc;
+          vsrc += BK * p.a_k;  // (slices are issued in order)
+          SA* dst = As + (stage * BK + kk0) * BM + r4;
+          if (mvec && qbytes == 16 && kl0 + BK <= kc) {
+#pragma unroll
+            for (int j = 0; j < PV; ++j, src += vstep) einc_cp_async16(dst + KSTEP * j * BM, src);
+            return;
+          }
+#pragma unroll
+          for (int j = 0; j < PV; ++j, src += vstep) {
+            const bool kin = kl0 + kk0 + KSTEP * j < kc;
+            if (mvec) {
+              einc_cp_async16(dst + KSTEP * j * BM, kin && qbytes ? src : A, kin ? qbytes : 0);
+            } else {
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const bool in = kin && 4 * e < qbytes;
+                einc_cp_async(reinterpret_cast<TA*>(dst + KSTEP * j * BM + e),
+                              reinterpret_cast<const TA*>(in ? src + e * p.a_x : A), in);
+              }
+            }
+          }
+        };
+        __syncthreads();  // WAR: the tile before may still read stages refilled below
+#pragma unroll
+        for (int s = 0; s < S - 1; ++s) {
+          if (s < nk) vissue(s, s);
+          einc_cp_commit();
+        }
+        for (int kt = 0; kt < nk; ++kt) {
+          einc_cp_wait<S - 2>();
+          __syncthreads();
+          if (kt + S - 1 < nk) vissue(kt + S - 1, (kt + S - 1) % S);
+          einc_cp_commit();
+          const SA* __restrict__ sa = As + (kt % S) * BK * BM + tid;
+          multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) {
+            const SA v = sa[kk * BM + NT * i];
+            return *reinterpret_cast<const TA*>(&v);
+          });
+        }
+        einc_cp_wait<0>();
+        __syncthreads();  // WAR: the next chunk's or tile's copies refill stages read above
+        continue;
+      } else {
       // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
       // Row pointers and copy sizes are fixed for the tile (an out-of-range row copies 0
       // bytes from row 0 of its k, which exists), so a whole slice costs one 64-bit add
@@ -281,11 +366,13 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
         rsz[i] = ok[i] ? static_cast<int>(sizeof(SA)) : 0;
       }
       const long long kstep = TAB_K ? 0 : p.a_k * static_cast<long long>(sizeof(SA));
+      long long kb_next = c0 * kstep;  // byte offset of the next slice issued (they go in order)
       auto issue = [&](int kt, int stage) {
         const int kl0 = kt * BK;
         SA* dst = As + stage * BK * BM + tid;
+        long long kb = kb_next;
+        kb_next += BK * kstep;
         if (!TAB_K && kl0 + BK <= kc) {  // a whole slice: no k tests
-          long long kb = (c0 + kl0) * kstep;
 #pragma unroll
           for (int kk = 0; kk < BK; ++kk) {
 #pragma unroll
@@ -295,7 +382,6 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
           }
           return;
         }
-        long long kb = TAB_K ? 0 : (c0 + kl0) * kstep;
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
           const bool kin = kl0 + kk < kc;
@@ -325,6 +411,7 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
         einc_cp_commit();
       }
       einc_cp_wait<0>();
+      }
     } else {
       TA cur[RM][BK], nxt[RM][BK];
       auto fetch = [&](int kt, TA (&dst)[RM][BK]) {
@@ -432,7 +519,7 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
   static_assert(!ASYNC || sizeof(SA) == sizeof(TA), "async copies move raw bits");
   static_assert(!ASYNC || Cfg::S >= 2, "at least double buffering");
   static_assert(!A_KFAST || (ASYNC && sizeof(SA) == 4 && !TAB_K), "K-fast pieces: 4-byte async, one K mode");
-  using Half = EincSkinnyTile<Cfg::NP, (RM % 2 == 0 ? RM / 2 : RM), Cfg::BK, Cfg::S, Cfg::KU>;
+  using Half = EincSkinnyTile<Cfg::NP, (RM % 2 == 0 ? RM / 2 : RM), Cfg::BK, Cfg::S, Cfg::KU, Cfg::MV>;
 #ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
   alignas(16) static unsigned char einc_smem[(1 << 16) + einc_skinny_smem_a<Cfg, ASYNC, STAGE_C, A_KFAST, STAGE_N, TA, SA>()];
 #else
