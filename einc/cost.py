@@ -78,6 +78,7 @@ PROFILES = {"H200": H200}
 # SIMT gett tiles relative to the 128x128x8 peak: 4x4 outputs per thread load twice the
 # shared-memory data per FMA of 8x8 (guess until `einc tune` results calibrate it)
 TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
+             "128x128x16": 1.03,  # 4096^3 fp32 0.89 -> 0.91x cuBLAS, 8192^3 0.89 -> 0.92x (session 6)
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
@@ -196,7 +197,7 @@ def _tile_dims(tile: str, itemsize: int = 4) -> tuple:
 def resident_tiles(tile: str, family: str) -> int:
     """Tiles one SM runs at once (emit.py's __launch_bounds__ minimum blocks per SM): the
     wave unit is SMs x this, so 132 fp32 128x128 tiles fill only half the H200's slots."""
-    if tile == "64x64x8" or (tile == "128x128x8" and family in ("gett/float32", "gett/int32")):
+    if tile == "64x64x8" or (tile in ("128x128x8", "128x128x16") and family in ("gett/float32", "gett/int32")):
         return 2
     return 1
 
@@ -283,7 +284,7 @@ def gett_family(in_dtypes, compute, precision: str = "highest", work: int = 0) -
 def simt_tiles() -> tuple:
     """The SIMT gett tiles the model can rank (emit.GETT_TILES, largest first)."""
     from .codegen.cuda.emit import GETT_TILES
-    return tuple(t for t in GETT_TILES if t in TILE_RATE)
+    return tuple(t for t in GETT_TILES if t in TILE_RATE and t != "128x128x16")  # emit.big_tile picks it
 
 
 def best_tile(M, N, K, batch, nbytes, family, profile=H200) -> tuple:
@@ -537,8 +538,9 @@ def predict_step(plan, step, profile=None) -> Prediction:
         if family.startswith("mma"):
             tile = _tensor_core_tile(step, dtypes, compute, getattr(plan, "precision", "highest"), profile)
         else:
-            tile = config_tile(step) or (
-                "128x128x8" if batch * _cdiv(M, 128) * _cdiv(N, 128) >= profile.sms else "64x64x8")
+            from .codegen.cuda.emit import big_tile
+            tile = big_tile(step, dtypes, compute, config_tile(step) or (
+                "128x128x8" if batch * _cdiv(M, 128) * _cdiv(N, 128) >= profile.sms else "64x64x8"))
         return predict_gemm(M, N, K, batch, step.bytes, family, tile, profile, dtypes[1].itemsize,
                             GATHER[min(_table_modes(step), len(GATHER) - 1)])
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in SUMMED], dtype=np.int64))

@@ -117,11 +117,14 @@ def test_gett_or_reduce_follows_the_predictions():
 
 def test_the_emitted_kernel_uses_the_planned_tile():
     from einc.codegen.cuda.emit import emit_step
-    for n, tile in ((4096, "128x128x8"), (1024, "64x64x8")):
+    # the 128x128 tile takes 16-k slices at K >= 128 (emit.big_tile), planned or tuned
+    for n, tile in ((4096, "128x128x16"), (1024, "64x64x8")):
         p = cuda_plan("ij,jk->ik", [(n, n), (n, n)])
         assert emit_step(p, p.steps[0]).key[2] == tile
     p, _ = plan_with("ij,jk->ik", [(1024, 1024), (1024, 1024)], "float32", {0: Choice("gett", "128x128x8", 1)})
-    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x16"
+    p, _ = plan_with("ij,jk->ik", [(1024, 64), (64, 1024)], "float32", {0: Choice("gett", "128x128x8", 1)})
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"  # K = 64: 8-k slices
 
 
 # ----------------------------------------------------------------------------------------
@@ -211,7 +214,7 @@ def test_explain_cuda_shows_choices_and_predicted_times(capsys, store_dir):
     assert main(["explain", "lki,kjl->ji", "--shapes", "384x376x384,376x376x384", "--dtype", "float32",
                  "--backend", "cuda"]) == 0
     text = capsys.readouterr().out
-    assert "kernel=gett 128x128x8 split=" in text and "predicted" in text and "compute-bound" in text
+    assert "kernel=gett 128x128x16 split=" in text and "predicted" in text and "compute-bound" in text
     assert "predicted total:" in text and "the cost model's" in text
     subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
     _, t = plan_with(subs, shapes, "float32")

@@ -173,11 +173,12 @@ def test_every_kernel_compiles_to_cubin_without_spills(arch):
 
 
 def test_main_kernels_fit_their_occupancy_target():
-    """fp32 gett 128x128 must fit 2 blocks/SM (128 registers); fp32 row-dot likewise."""
+    """fp32 gett 128x128 (16-k slices at K = 4096) must fit 2 blocks/SM (128 registers); fp32
+    row-dot likewise."""
     logs = nvrtc_logs("sm_90")
     p = plan("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32")
     k = emit_step(p, p.steps[0])
-    assert k.key in logs and "128x128x8" in k.key and "__launch_bounds__(256, 2)" in k.source
+    assert k.key in logs and "128x128x16" in k.key and "__launch_bounds__(256, 2)" in k.source
     assert resources(logs[k.key])[0] <= 128
     p = plan("ij,ij->i", [(16384, 4096), (16384, 4096)], "float32")
     k = emit_step(p, p.steps[0])
@@ -248,7 +249,7 @@ def test_the_header_names_step_strategy_modes_and_launch():
     p = plan("abcd,dbea->ec", [(4, 4, 2048, 8), (8, 4, 2048, 4)], "float32", "gett")
     src = emit_step(p, p.steps[0]).source
     head = src.split("\n\n")[0]
-    for what in ("step:     abcd,dbea->ec", "strategy: gett 128x128x8", "K=table[3 modes]", "launch:"):
+    for what in ("step:     abcd,dbea->ec", "strategy: gett 128x128x16", "K=table[3 modes]", "launch:"):
         assert what in head, what
 
 

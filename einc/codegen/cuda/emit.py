@@ -596,6 +596,45 @@ def _kvec(k_modes, t) -> bool:
     return bool(k_modes) and k_modes[-1][1][t] == 1 and _switch("EINC_GETT_KVEC", True)
 
 
+def _async_ok(dtypes, compute) -> bool:
+    """cp.async moves raw bits: only when the inputs already are the compute type (fp32,
+    fp64, int32, int64); other inputs are converted in registers."""
+    return compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
+
+
+def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False) -> str:
+    """The 128x128 SIMT tile's K slice: 128x128x8 becomes 128x128x16 where the 16-k tile
+    applies (raw 4-byte copies; at most one operand with K-fast vector runs, whose runs of 8
+    go through 4 registers in two parts) and pays (K >= 128: on the H200 it took the
+    4096^3 GEMM from 0.89 to 0.91x cuBLAS and ccsd lki,kjl->ji from 0.79 to 0.94x
+    torch.einsum, but ccsd_t's K = 24 from 0.85 to 0.77x: padded to 32, one slice fewer
+    to overlap). A tile the caller forced is kept where it applies. ``EINC_GETT_BIG_TILE``
+    = 128x128x8 or 128x128x16 overrides the K rule (A/B measurements).
+
+    >>> import einc.api
+    >>> p = einc.api.plan_for("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", backend="cuda")
+    >>> d = [np.dtype("float32")] * 3
+    >>> big_tile(p.steps[0], d, d[0], "128x128x8"), big_tile(p.steps[0], d[:1] + [np.dtype("float64")] * 2, np.dtype("float64"), "128x128x16")
+    ('128x128x16', '128x128x8')
+    """
+    if cfg not in ("128x128x8", "128x128x16"):
+        return cfg
+    env = os.environ.get("EINC_GETT_BIG_TILE", "auto")
+    if env not in ("auto", "128x128x8", "128x128x16"):
+        raise EincError(f"EINC_GETT_BIG_TILE={env!r}: expected auto, 128x128x8 or 128x128x16")
+    lay = gett_layout(step, 128, 128)
+    G, ta, tb = lay.G, lay.ta, lay.tb
+    both_kvec = (not _has_unit(G["m"], ta) and not _has_unit(G["n"], tb) and _kvec(G["k"], ta)
+                 and _kvec(G["k"], tb))
+    if not _async_ok(dtypes, compute) or compute.itemsize != 4 or both_kvec:
+        return "128x128x8"
+    if env != "auto":
+        return env
+    if forced:
+        return cfg
+    return "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
+
+
 def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     ext0 = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
             for g in ("batch", "m", "n")}
@@ -605,11 +644,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
                     and x[1] in GETT_TILES), None)
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
-    big_tile = os.environ.get("EINC_GETT_BIG_TILE", "128x128x8")  # A/B: the 128x128 tile's slice
-    if big_tile not in GETT_TILES:
-        raise EincError(f"EINC_GETT_BIG_TILE={big_tile!r}: expected one of {', '.join(GETT_TILES)}")
-    if tile is None and cfg == "128x128x8":
-        cfg = big_tile
+    cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None)
     lay = gett_layout(step, 128, 128)
     G, swapped, ta_idx, tb_idx, tabled = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled
     # Global loads run along A's M (else K) and B's N (else K), whichever is unit-stride.
@@ -617,14 +652,8 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     b_nfast = _has_unit(G["n"], tb_idx)
     tc, ta = _COMPUTE[compute.name]
     acc_size = _ACC_SIZE[ta]
-    # cp.async moves raw bits: only when the inputs already are the compute type
-    # (fp32, fp64, int32, int64); other inputs are converted in registers.
-    async_ok = compute.name in ("float32", "float64", "int32", "int64") and all(
-        d == compute for d in dtypes[1:])
+    async_ok = _async_ok(dtypes, compute)
     kvec = async_ok and ta != "unsigned long long"
-    both_kvec = kvec and not a_mfast and not b_nfast and _kvec(G["k"], ta_idx) and _kvec(G["k"], tb_idx)
-    if cfg == "128x128x16" and (not async_ok or acc_size != 4 or both_kvec):
-        cfg = "128x128x8"  # its 2-stage ring and 8-k runs need raw 4-byte copies, one run live
     BM, BN, BK, RM, RN = GETT_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     ext, words, tables = lay.ext, list(lay.words), list(lay.tables)
