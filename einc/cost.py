@@ -83,6 +83,9 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
              "wgmma256x128": 1.0, "wgmma128x256": 0.97, "wgmma128x128": 0.92,
+             # warp-specialised (session 6, same run as 256x128's 531 fp16 / 521 bf16 / 265 tf32):
+             # 128x256ws 672 / 724 / 376, 256x128ws 604 / 597 / 339
+             "wgmma128x256ws": 1.3, "wgmma256x128ws": 1.14,
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy

@@ -91,11 +91,14 @@ __device__ __forceinline__ void einc_mbar_arrive(unsigned bar) {
 __device__ __forceinline__ void einc_cp_mbar_arrive(unsigned bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
+// Named barriers are the non-.aligned `barrier.sync`: the producer and the consumers reach
+// barrier 2 from different instructions, which `bar.sync` (= barrier.sync.aligned) leaves
+// undefined by the PTX ISA (compute-sanitizer synccheck reported it as divergence).
 template <int ID, int N> __device__ __forceinline__ void einc_named_bar() {
   if constexpr (ID == 0)
     __syncthreads();
   else
-    asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+    asm volatile("barrier.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
 }
 template <int R> __device__ __forceinline__ void einc_setmaxnreg_dec() {
   if constexpr (R > 0) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
