@@ -58,18 +58,25 @@ def choose_tile(step: Step) -> str:
            for g in ("batch", "m", "n")}
     tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
     area = lambda bm, bn: _cdiv(ext["m"], bm) * bm * _cdiv(ext["n"], bn) * bn  # padded output
-    if step.compute.kind == "f":
+    lay = gett_layout(step, 128, 128)
+    ws_fits = not lay.tabled["m"] and lay.ext["k"] >= 256
+    if step.compute.kind == "f" and ws_fits:
         # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
         # warp-specialised 128x256 0.88-0.96x cuBLAS, 256x128 0.79-0.87x, the all-loader
         # tiles 0.62-0.74x (barrier-bound). The wider tile wins ties; the other where it
-        # pads less.
+        # pads less. TCCG bf16, old tile -> ws (same day): tabled N and K lnim,kmjn 277 ->
+        # 338 TFLOP/s, njmi,mknl 315 -> 301, tabled N lki,jl (K = 384) 205 -> 218, but with
+        # M tabled too njmi,kmln 342 -> 130 (its 128 loader threads look row offsets up
+        # every slice) and with short K ao2mo ap,srqp (K = 96) 75 -> 36, ccsd_t (K = 24)
+        # 27 -> 22 (the per-tile handoff and epilogue are not overlapped): those keep the
+        # all-loader tiles.
         fits = [(area(bm, bn), t) for t, bm, bn in (("wgmma128x256ws", 128, 256), ("wgmma256x128ws", 256, 128))
                 if tiles(bm, bn) >= SM_COUNT]
         if fits:
             return min(fits, key=lambda x: x[0])[1]
         return "wgmma128x128"
-    # int8 keeps the all-loader tiles (the warp-specialised ones pass its tests but were not
-    # timed on it); 8192^3 fp16/bf16 NN measured them at 256x128 0.72/0.74x cuBLAS, 128x256
+    # int8, tabled and short-K steps keep the all-loader tiles (the warp-specialised ones
+    # pass int8's tests but were not timed on it); 8192^3 fp16/bf16 NN measured them at 256x128 0.72/0.74x cuBLAS, 128x256
     # 0.68/0.65x, 128x128 0.61/0.62x -- four warpgroups hide more latency than two
     if tiles(256, 128) >= SM_COUNT:
         return "wgmma256x128"
