@@ -569,6 +569,47 @@ def test_emulated_gett_lane_orders_match_numpy(emulator, monkeypatch, lanes, sub
     assert_matches(got, subs, *ops, terms=int(np.prod(shapes[0])))
 
 
+@pytest.mark.parametrize("subs,shapes,dtype,tile", [
+    ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", "128x128x16"),  # long K, one K-fast operand
+    ("ij,jk->ik", [(4096, 64), (64, 4096)], "float32", "128x128x8"),       # K = 64: 8-k slices
+    ("ik,jk->ij", [(4096, 4096), (4096, 4096)], "float32", "128x128x8"),   # both K-fast: two 8-runs
+    ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float64", "128x128x8"),   # 8-byte: shared memory
+    ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "int32", "128x128x16"),
+    ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "int8", "128x128x8")])     # converting register path
+def test_the_128x128_tile_takes_16_k_slices_where_they_apply(subs, shapes, dtype, tile):
+    p = plan(subs, shapes, dtype, "gett")
+    k = emit_step(p, p.steps[0])
+    if dtype == "int8":  # int8 GEMMs plan onto tensor cores; the SIMT tile is asked for
+        k = emit_step(p, p.steps[0], gett_tile="128x128x8")
+    assert k.key[2] == tile
+    assert f"EincGettTile<128, 128, {tile.rsplit('x', 1)[1]}," in k.source
+
+
+def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
+    p = plan("ij,jk->ik", [(4096, 64), (64, 4096)], "float32", "gett")
+    monkeypatch.setenv("EINC_GETT_BIG_TILE", "128x128x16")
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x16"
+    p = plan("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", "gett")
+    monkeypatch.setenv("EINC_GETT_BIG_TILE", "128x128x8")
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"
+    monkeypatch.setenv("EINC_GETT_BIG_TILE", "128x128x32")
+    with pytest.raises(EincError, match="EINC_GETT_BIG_TILE='128x128x32'"):
+        emit_step(p, p.steps[0])
+
+
+@pytest.mark.parametrize("subs,sizes,tile", [
+    ("ij,jk->ik", dict(i=8192, j=8192, k=8192), "wgmma128x256ws"),             # strided, long K
+    ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma128x256ws"),  # tabled N, K
+    ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128"),  # tabled M
+    ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma256x128"),      # K = 96
+    ("ij,jk->ik", dict(i=256, j=256, k=256), "wgmma128x128")])                 # too few tiles
+def test_wgmma_takes_the_warp_specialised_tiles_where_they_measured_faster(subs, sizes, tile):
+    shapes = [tuple(sizes[c] for c in t) for t in subs.split("->")[0].split(",")]
+    p = plan(subs, shapes, "bfloat16")  # the plan's own steps (lnim,kmjn copies an operand first)
+    keys = [emit_step(p, s, "sm_90").key for s in p.steps]
+    assert [k[2] for k in keys if k[1] == "wgmma"] == [tile]
+
+
 def test_an_unknown_lane_order_is_an_einc_error(monkeypatch):
     monkeypatch.setenv("EINC_GETT_LANES", "diagonal")
     p = plan("ij,jk->ik", [(31, 17), (17, 33)], "float32", "gett")
