@@ -75,9 +75,10 @@ def choose_tile(step: Step) -> str:
         if fits:
             return min(fits, key=lambda x: x[0])[1]
         return "wgmma128x128"
-    # int8, tabled and short-K steps keep the all-loader tiles (the warp-specialised ones
-    # pass int8's tests but were not timed on it); 8192^3 fp16/bf16 NN measured them at 256x128 0.72/0.74x cuBLAS, 128x256
-    # 0.68/0.65x, 128x128 0.61/0.62x -- four warpgroups hide more latency than two
+    # int8, tabled-M and short-K steps keep the all-loader tiles (the warp-specialised ones
+    # pass int8's tests but were not timed on it); 8192^3 fp16/bf16 NN measured them at
+    # 256x128 0.72/0.74x cuBLAS, 128x256 0.68/0.65x, 128x128 0.61/0.62x -- four
+    # warpgroups hide more latency than two
     if tiles(256, 128) >= SM_COUNT:
         return "wgmma256x128"
     return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
