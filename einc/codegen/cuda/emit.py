@@ -531,7 +531,10 @@ class GettLayout:
         return _cdiv(self.ext["m"], bm), _cdiv(self.ext["n"], bn)
 
 
-def gett_layout(step: Step, bm: int, bn: int) -> GettLayout:
+def gett_layout(step: Step, bm: int, bn: int, metadata: bool = True) -> GettLayout:
+    """The step's GettLayout; ``metadata=False`` leaves ``words``/``tables`` empty: the
+    groups, swap and extents alone, for decisions made while planning (a tensor network's
+    offset tables run to 2**27 entries, built only when the kernel is emitted)."""
     groups = _gett_groups(step)
     # Store C fastest along the kernel's N: if C is unit-stride along M instead, compute
     # C^T = B^T A^T by swapping the operands and the M/N groups.
@@ -541,6 +544,8 @@ def gett_layout(step: Step, bm: int, bn: int) -> GettLayout:
     G = {"b": groups["batch"], "m": groups[gm], "n": groups[gn], "k": groups["k"]}
     ext = {g: int(np.prod([e for e, _ in G[g]], dtype=np.int64)) if G[g] else 1 for g in G}
     tabled = {g: len(G[g]) > 1 for g in G}
+    if not metadata:
+        return GettLayout(G, swapped, ta_idx, tb_idx, tabled, ext, (), ())
     # metadata: sizes, strides of single-mode groups, then table slots
     tables, words = [], [ext["m"], ext["n"], ext["k"], ext["b"], _cdiv(ext["m"], bm), _cdiv(ext["n"], bn)]
     slots = [("b", ta_idx), ("m", ta_idx), ("k", ta_idx), ("b", tb_idx), ("k", tb_idx), ("n", tb_idx),
@@ -562,7 +567,6 @@ def _switch(name: str, default: bool) -> bool:
     >>> _switch("EINC_GETT_NO_SUCH_SWITCH", True)
     True
     """
-    import os
     v = os.environ.get(name)
     return default if v is None else v == "1"
 
@@ -578,7 +582,6 @@ def _lanes() -> int:
     >>> _lanes()
     1
     """
-    import os
     v = os.environ.get("EINC_GETT_LANES", "pairs")
     if v not in GETT_LANES:
         raise EincError(f"EINC_GETT_LANES={v!r}: expected one of {', '.join(GETT_LANES)}")
@@ -594,6 +597,13 @@ def _kvec(k_modes, t) -> bool:
     (False, True)
     """
     return bool(k_modes) and k_modes[-1][1][t] == 1 and _switch("EINC_GETT_KVEC", True)
+
+
+def _kvec_operands(lay: GettLayout, kvec: bool) -> tuple:
+    """(A, B) load K-fast vector runs: not M-fast (N-fast) and K's innermost mode unit-stride."""
+    G, ta, tb = lay.G, lay.ta, lay.tb
+    return (kvec and not _has_unit(G["m"], ta) and _kvec(G["k"], ta),
+            kvec and not _has_unit(G["n"], tb) and _kvec(G["k"], tb))
 
 
 def _async_ok(dtypes, compute) -> bool:
@@ -622,11 +632,8 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False) -> str
     env = os.environ.get("EINC_GETT_BIG_TILE", "auto")
     if env not in ("auto", "128x128x8", "128x128x16"):
         raise EincError(f"EINC_GETT_BIG_TILE={env!r}: expected auto, 128x128x8 or 128x128x16")
-    lay = gett_layout(step, 128, 128)
-    G, ta, tb = lay.G, lay.ta, lay.tb
-    both_kvec = (not _has_unit(G["m"], ta) and not _has_unit(G["n"], tb) and _kvec(G["k"], ta)
-                 and _kvec(G["k"], tb))
-    if not _async_ok(dtypes, compute) or compute.itemsize != 4 or both_kvec:
+    lay = gett_layout(step, 128, 128, metadata=False)
+    if not _async_ok(dtypes, compute) or compute.itemsize != 4 or all(_kvec_operands(lay, True)):
         return "128x128x8"
     if env != "auto":
         return env
@@ -645,18 +652,16 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
     cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None)
-    lay = gett_layout(step, 128, 128)
-    G, swapped, ta_idx, tb_idx, tabled = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled
+    BM, BN, BK, RM, RN = GETT_TILES[cfg]
+    lay = gett_layout(step, BM, BN)
+    G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
+    words, tables = list(lay.words), list(lay.tables)
     # Global loads run along A's M (else K) and B's N (else K), whichever is unit-stride.
     a_mfast = _has_unit(G["m"], ta_idx)
     b_nfast = _has_unit(G["n"], tb_idx)
     tc, ta = _COMPUTE[compute.name]
     acc_size = _ACC_SIZE[ta]
     async_ok = _async_ok(dtypes, compute)
-    kvec = async_ok and ta != "unsigned long long"
-    BM, BN, BK, RM, RN = GETT_TILES[cfg]
-    lay = gett_layout(step, BM, BN)
-    ext, words, tables = lay.ext, list(lay.words), list(lay.tables)
 
     M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
     big = BM == 128
@@ -666,8 +671,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     # (whether a run is whole and aligned is checked at run time: a stride fact only);
     # not int64, whose multi-instruction multiply-adds leave no registers for the runs
     # (ptxas: 96 -> 128 registers and 96 bytes of spills on sm_80, 64x64 tiles)
-    a_kvec = kvec and not a_mfast and _kvec(G["k"], ta_idx)
-    b_kvec = kvec and not b_nfast and _kvec(G["k"], tb_idx)
+    a_kvec, b_kvec = _kvec_operands(lay, async_ok and ta != "unsigned long long")
     lanes = _lanes()
     # M-fast A / N-fast B whose group's innermost mode is unit-stride copy each thread's
     # run of rows (columns) as one 8-16 byte cp.async (contiguity, edge and alignment are

@@ -58,7 +58,7 @@ def choose_tile(step: Step) -> str:
            for g in ("batch", "m", "n")}
     tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
     area = lambda bm, bn: _cdiv(ext["m"], bm) * bm * _cdiv(ext["n"], bn) * bn  # padded output
-    lay = gett_layout(step, 128, 128)
+    lay = gett_layout(step, 128, 128, metadata=False)
     ws_fits = not lay.tabled["m"] and lay.ext["k"] >= 256
     if step.compute.kind == "f" and ws_fits:
         # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
@@ -103,7 +103,7 @@ def operand_fit(step: Step, op: str):
     16-bit types (the instruction transposes). ``layout.ta``/``tb`` say which of the
     step's operands plays A and B (they swap when C is unit-stride along M)."""
     E, transposable = _PTX[op][2], _PTX[op][4]
-    lay = gett_layout(step, 128, 128)
+    lay = gett_layout(step, 128, 128, metadata=False)
     G, ta, tb = lay.G, lay.ta, lay.tb
     ve = 16 // E
     a_ok = not _has_unit(G["m"], ta) and _vec_ok(G, "k", ta, ve)

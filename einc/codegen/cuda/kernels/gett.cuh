@@ -170,9 +170,10 @@ template <int N> __device__ __forceinline__ void einc_cp_wait() {
 // at most one mode boundary (3 consecutive indices hold at most one multiple of an extent
 // >= 3; extent 2 puts one inside a run of 4), so its first and last entries L-1 apart
 // prove it; a run of 8 is two such runs and the step between them.
-template <int L> __device__ __forceinline__ bool einc_run_contiguous(const long long* __restrict__ tab) {
+// (`first`: tab[0], which the caller has loaded already.)
+template <int L>
+__device__ __forceinline__ bool einc_run_contiguous(const long long* __restrict__ tab, long long first) {
   static_assert(L == 2 || L == 4 || L == 8, "runs of 2, 4 or 8");
-  const long long first = __ldg(tab);
   if constexpr (L <= 4) {
     return __ldg(tab + L - 1) == first + L - 1;
   } else {
@@ -237,8 +238,8 @@ template <class T> __device__ __forceinline__ void einc_load4(const T* p, T* r) 
 // row and `tab` the run's table entries. Whole runs go as one or two vector loads when
 // they are contiguous (tabled: the first and last offsets are L-1 apart -- a run starts
 // at a multiple of L <= 4 and the innermost extent is >= 2 (bind drops size-1 modes), so
-// it crosses at most one mode boundary, whose jump must then be 1) and aligned; other runs
-// load element by element.
+// it crosses at most one mode boundary, whose jump must then be 1: einc_run_contiguous)
+// and aligned; other runs load element by element.
 template <int L, bool TAB, class T>
 __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool row_ok, int n,
                                           const long long* __restrict__ tab) {
@@ -250,7 +251,7 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
   if constexpr (TAB) {
     const long long first = whole ? __ldg(tab) : 0;
     run = src + first;
-    whole = whole && __ldg(tab + L - 1) == first + L - 1;
+    whole = whole && einc_run_contiguous<L>(tab, first);
   }
   whole = whole && (static_cast<unsigned>(reinterpret_cast<unsigned long long>(run)) & (VB - 1)) == 0;
   if (whole) {
@@ -267,8 +268,8 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
 }
 
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
-          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false, int LANES = 0, bool A_MVEC = false,
-          bool B_NVEC = false>
+          class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false,
+          int LANES = 0, bool A_MVEC = false, bool B_NVEC = false>
 __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                           const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
@@ -294,7 +295,8 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   constexpr int TX = BN / RN;
   static_assert(LANES != 1 || TX == 16, "lane pairs: two rows of 16 threads per warp");
   static_assert(LANES < 2 || (TX % 8 == 0 && (NT / TX) % 4 == 0), "warp tiles of 4 x 8 threads");
-  const int lane = tid % 32, warp = tid / 32, wx = warp % (TX / 8 > 0 ? TX / 8 : 1), wy = warp / (TX / 8 > 0 ? TX / 8 : 1);
+  constexpr int WX = TX / 8 > 0 ? TX / 8 : 1;  // warps along tx in the warp-tile orders
+  const int lane = tid % 32, warp = tid / 32, wx = warp % WX, wy = warp / WX;
   const int tx = LANES == 1   ? lane / 2
                  : LANES == 2 ? wx * 8 + lane % 8
                  : LANES == 3 ? wx * 8 + (lane / 2) % 8
@@ -346,12 +348,12 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
     if constexpr (A_MVEC) {
       const long long m = m0 + a_mm(0), left = p.M - m;
       a_n = left < LA ? static_cast<int>(left < 0 ? 0 : left) : LA;
-      a_vec = a_n == LA && (!TAB_M || einc_run_contiguous<LA>(p.ta_m + m));
+      a_vec = a_n == LA && (!TAB_M || einc_run_contiguous<LA>(p.ta_m + m, __ldg(p.ta_m + m)));
     }
     if constexpr (B_NVEC) {
       const long long n = n0 + b_nn(0), left = p.N - n;
       b_n = left < LB ? static_cast<int>(left < 0 ? 0 : left) : LB;
-      b_vec = b_n == LB && (!TAB_N || einc_run_contiguous<LB>(p.tb_n + n));
+      b_vec = b_n == LB && (!TAB_N || einc_run_contiguous<LB>(p.tb_n + n, __ldg(p.tb_n + n)));
     }
     auto a_off = [&](int e) { return TAB_M ? __ldg(p.ta_m + m0 + a_mm(e)) - __ldg(p.ta_m + m0 + a_mm(0)) : e; };
     auto b_off = [&](int e) { return TAB_N ? __ldg(p.tb_n + n0 + b_nn(e)) - __ldg(p.tb_n + n0 + b_nn(0)) : e; };
