@@ -44,7 +44,13 @@ WGMMA_TILES = {
     # kept because that is the version measured
     "wgmma256x128ws": (256, 128, 4, (0, 0)),
     "wgmma128x256ws": (128, 256, 4, (56, 224)),
+    # short K (one or two 128-byte slices): three stages are all the ring needs and leave
+    # room (97 KB with the epilogue's staging tile) for two blocks per SM, so one block's
+    # epilogue overlaps the other's loads
+    "wgmma128x128s3": (128, 128, 3, None),
 }
+# blocks per SM the launch bounds ask for (the rest: 1)
+MIN_BLOCKS = {"wgmma128x128s3": 2}
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
@@ -169,7 +175,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     tcfg = f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}>" if ws else f"EincWgmmaTile<{BM}, {BN}, {S}>"
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
-    spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, 1)\n"
+    spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
     g = lay.gdesc
