@@ -86,6 +86,7 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # warp-specialised (session 6, same run as 256x128's 531 fp16 / 521 bf16 / 265 tf32):
              # 128x256ws 672 / 724 / 376, 256x128ws 604 / 597 / 339
              "wgmma128x256ws": 1.3, "wgmma256x128ws": 1.14,
+             "wgmma128x128s3": 0.92,  # short K only (not timed on a long-K GEMM): 128x128's rate
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy

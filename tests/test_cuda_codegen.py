@@ -601,9 +601,13 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
     ("ij,jk->ik", dict(i=8192, j=8192, k=8192), "wgmma128x256ws"),             # strided, long K
     ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma128x256ws"),  # tabled N, K
     ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128"),  # tabled M
-    ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma256x128"),      # K = 96
+    ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma128x128s3"),    # K = 96
+    ("bq,srqa->srba", dict(a=96, b=84, q=96, r=84, s=84), "wgmma128x128s3"),    # K = 96, tabled
+    ("amji,cbkm->kjicba", dict(a=24, b=20, c=20, i=24, j=20, k=20, m=24), "wgmma128x128s3"),  # K = 24
+    ("ij,jk->ik", dict(i=512, j=128, k=512), "wgmma128x128"),                   # K short, few tiles
+    ("ij,jk->ik", dict(i=4096, j=160, k=4096), "wgmma256x128"),                 # K = 160 > SHORT_K
     ("ij,jk->ik", dict(i=256, j=256, k=256), "wgmma128x128")])                 # too few tiles
-def test_wgmma_takes_the_warp_specialised_tiles_where_they_measured_faster(subs, sizes, tile):
+def test_wgmma_takes_the_tiles_that_measured_faster(subs, sizes, tile):
     shapes = [tuple(sizes[c] for c in t) for t in subs.split("->")[0].split(",")]
     p = plan(subs, shapes, "bfloat16")  # the plan's own steps (lnim,kmjn copies an operand first)
     keys = [emit_step(p, s, "sm_90").key for s in p.steps]

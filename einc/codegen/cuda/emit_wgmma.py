@@ -51,6 +51,7 @@ WGMMA_TILES = {
 }
 # blocks per SM the launch bounds ask for (the rest: 1)
 MIN_BLOCKS = {"wgmma128x128s3": 2}
+SHORT_K = 128  # K (elements) up to which a step takes the three-stage tile
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
@@ -81,6 +82,11 @@ def choose_tile(step: Step) -> str:
         if fits:
             return min(fits, key=lambda x: x[0])[1]
         return "wgmma128x128"
+    if step.compute.kind == "f" and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * SM_COUNT:
+        # one or two slices per tile: two blocks per SM overlap one's epilogue with the
+        # other's loads (bf16, same run: ao2mo bq,srqa->srba 42.4 -> 66.5 TFLOP/s, ccsd_t
+        # amji,cbkm 24.2 -> 26.1, ap,srqp 71.1 -> 72.3; scripts/tile_sweep.py)
+        return "wgmma128x128s3"
     # int8, tabled-M and short-K steps keep the all-loader tiles (the warp-specialised ones
     # pass int8's tests but were not timed on it); 8192^3 fp16/bf16 NN measured them at
     # 256x128 0.72/0.74x cuBLAS, 128x256 0.68/0.65x, 128x128 0.61/0.62x -- four
