@@ -105,6 +105,11 @@ COMPILE = [
     ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma256x128ws"),
     ("ij,jk->ik", [(256, 256), (256, 256)], "float16", None, "wgmma128x256ws"),
     ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma128x256ws"),
+    # short K: three stages at two blocks per SM; warp-specialised with its own staging area
+    ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128s3"),
+    ("abk,kcd->acbd", [(64, 17, 24), (24, 32, 16)], "float16", None, "wgmma128x128wse"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "int8", None, "wgmma128x128wse"),
+    ("ik,jk->ij", [(256, 256), (256, 256)], "float32", "tf32", "wgmma128x128wse"),
 ]
 
 
@@ -115,7 +120,9 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
     k = kernel(expr, shapes, dtype, precision, tile, arch="sm_90")
     if tile.startswith("wgmma"):
         assert k.name.startswith("einc_wgmma_") and k.smem == emit_wgmma.smem_bytes(tile)
-        assert ("einc_wgmma_gett_ws<" in k.source) == tile.endswith("ws") and k.block[0] == emit_wgmma.threads(tile)
+        ws = emit_wgmma.WGMMA_TILES[tile][3] is not None
+        assert ("einc_wgmma_gett_ws<" in k.source) == ws and k.block[0] == emit_wgmma.threads(tile)
+        assert ("true, 0, 0, true>" in k.source) == (tile in emit_wgmma.OWN_STAGE)
     else:
         assert k.name.startswith("einc_mma_")
         assert k.smem == emit_mma.smem_bytes(tile, {"float16": 2, "float32": 4}.get(dtype, 1),
@@ -163,7 +170,8 @@ GPU_CASES = [
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("tile", ["mma64x64", "mma128x128k128", "mma128x256", "wgmma128x128", "wgmma128x256",
-                                  "wgmma256x128", "wgmma256x128ws", "wgmma128x256ws"])
+                                  "wgmma256x128", "wgmma256x128ws", "wgmma128x256ws", "wgmma128x128s3",
+                                  "wgmma128x128wse"])
 @pytest.mark.parametrize("expr,shapes,dtype,precision", GPU_CASES)
 def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     """Every tile of both tensor-core kernels (wgmma cases whose layout it can't take run
@@ -200,12 +208,13 @@ WS_CASES = [
     ("akl,lkc->ac", [(130, 24, 16), (16, 24, 72)], "float16", None),
     ("ik,jk->ij", [(300, 96), (200, 96)], "int8", None),
     ("ik,jk->ij", [(300, 72), (200, 72)], "float32", "tf32"),
+    ("amji,cbkm->kjicba", [(8, 40, 7, 8), (5, 6, 6, 40)], "float16", None),  # ccsd_t: K short, C M-fast
 ]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
-@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws"])
+@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128wse"])
 @pytest.mark.parametrize("expr,shapes,dtype,precision", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile, max_grid):
     """The producer/consumer pipeline: its kernel is the one planned (no fallback), and
