@@ -323,8 +323,8 @@ __device__ __forceinline__ void einc_wgmma_slice(typename Mma::Acc* d, unsigned 
 // Epilogue through shared memory (the stages are free when it starts): the NTE threads
 // holding accumulators (warpgroups 0..BM/64-1, thread index tid < NTE) put them in as
 // fp32/int32 pairs (row pitch BN + 8 words: the 8-byte stores of a half-warp hit 32
-// distinct banks), then walk rows with their column offsets looked up once, so a warp's
-// stores are 64 consecutive columns of one row. BAR (with NTE threads) is the barrier
+// distinct banks), then walk rows with their column offsets looked up once, eight
+// adjacent columns per thread (below). BAR (with NTE threads) is the barrier
 // between the two halves: 0 = the whole block (NTE must then be every thread).
 // Accumulator 4j+q sits at row 16*warp + g + 8*(q/2) of the warpgroup's 64, column
 // 8j + 2t + q%2.
@@ -355,30 +355,48 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
   for (int r = tid; r < BM; r += NTE)
     rowoff[r] = m0 + r < p.M ? einc_goff<TAB_B>(bi, p.c_b, p.tc_b) + einc_goff<TAB_M>(m0 + r, p.c_m, p.tc_m) : 0;
   einc_named_bar<BAR, NTE>();  // RAW: the whole tile and its row offsets are staged
-  // Each thread owns two adjacent columns and walks rows; where C holds the two side by
-  // side (and aligned) they go out as one store. ncu on ccsd_t (K = 24, every output
-  // written once): the epilogue's instruction count was the limit, not DRAM (12%).
-  constexpr int HALF = BN / 2, RSTEP = NTE / HALF;
-  const int col = 2 * (tid % HALF);
+  // Read-out: CG = BN/8 threads per row, each owning 8 adjacent columns (their offsets
+  // looked up once per tile), walking rows RSTEP apart. Where C holds the 8 side by side
+  // and the row's address is 16-byte aligned, they leave as 16-byte stores (one for 16-bit
+  // outputs, two for 32-bit), else one element at a time. The two-column version before
+  // spent ~28 instructions per 4-byte store (SASS of TCCG ccsd_t, K = 24: an output-bound
+  // step whose ncu showed the issue slots, not DRAM, as the limit).
+  constexpr int CPT = 8, CG = BN / CPT, RSTEP = NTE / CG;
+  static_assert(NTE % CG == 0 && BN % CPT == 0, "whole rows per pass");
+  constexpr int PIECES = static_cast<int>(sizeof(TOut)) * CPT / 16;  // 16-byte stores per run
+  constexpr bool VEC = PIECES * 16 == static_cast<int>(sizeof(TOut)) * CPT;
+  const int col = CPT * (tid % CG);
   const long long n = n0 + col;
   if (n < p.N) {
-    const long long c0 = einc_goff<TAB_N>(n, p.c_n, p.tc_n);
-    const bool two = n + 1 < p.N;
-    const long long c1 = two ? einc_goff<TAB_N>(n + 1, p.c_n, p.tc_n) : 0;
-    const bool pair = two && c1 == c0 + 1;
+    long long c[CPT];
+    bool run = n + CPT <= p.N;
+#pragma unroll
+    for (int e = 0; e < CPT; ++e) {
+      c[e] = n + e < p.N ? einc_goff<TAB_N>(n + e, p.c_n, p.tc_n) : 0;
+      run = run && c[e] == c[0] + e;
+    }
     const long long rows = p.M - m0 < BM ? p.M - m0 : BM;
-#pragma unroll 4
-    for (int r = tid / HALF; r < rows; r += RSTEP) {
-      const EincVec<Acc, 2> v = *reinterpret_cast<const EincVec<Acc, 2>*>(stile + r * PITCH + col);
-      TOut* q = C + rowoff[r] + c0;
-      if (pair && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
-        EincVec<TOut, 2> w;
-        w.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(v.v[0])));
-        w.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(v.v[1])));
-        *reinterpret_cast<EincVec<TOut, 2>*>(q) = w;
+#pragma unroll 2
+    for (int r = tid / CG; r < rows; r += RSTEP) {
+      const Acc* src = stile + r * PITCH + col;
+      const EincVec<Acc, 4> lo = *reinterpret_cast<const EincVec<Acc, 4>*>(src);
+      const EincVec<Acc, 4> hi = *reinterpret_cast<const EincVec<Acc, 4>*>(src + 4);
+      const long long ro = rowoff[r];
+      TOut* q = C + ro + c[0];
+      if (VEC && run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
+        EincVec<TOut, CPT> w;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          w.v[e] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(lo.v[e])));
+          w.v[4 + e] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(hi.v[e])));
+        }
+#pragma unroll
+        for (int h = 0; h < (VEC ? PIECES : 1); ++h)
+          reinterpret_cast<EincVec<unsigned, 4>*>(q)[h] = reinterpret_cast<const EincVec<unsigned, 4>*>(&w)[h];
       } else {
-        store_as<TC>(q, static_cast<TA>(v.v[0]));
-        if (two) store_as<TC>(C + rowoff[r] + c1, static_cast<TA>(v.v[1]));
+#pragma unroll
+        for (int e = 0; e < CPT; ++e)
+          if (n + e < p.N) store_as<TC>(C + ro + c[e], static_cast<TA>(e < 4 ? lo.v[e] : hi.v[e - 4]));
       }
     }
   }
