@@ -48,12 +48,7 @@ WGMMA_TILES = {
     # room (97 KB with the epilogue's staging tile) for two blocks per SM, so one block's
     # epilogue overlaps the other's loads
     "wgmma128x128s3": (128, 128, 3, None),
-    # warp-specialised with the epilogue's staging area of its own (OWN_STAGE): the producer
-    # loads the next tile while C goes out; 128x128 is the widest whose fp32 staging tile
-    # (71 KB) fits beside a 4-stage ring
-    "wgmma128x128wse": (128, 128, 4, (0, 0)),
 }
-OWN_STAGE = {"wgmma128x128wse"}
 # blocks per SM the launch bounds ask for (the rest: 1)
 MIN_BLOCKS = {"wgmma128x128s3": 2}
 SHORT_K = 128  # K (elements) up to which a step takes the three-stage tile
@@ -103,10 +98,8 @@ def choose_tile(step: Step) -> str:
 
 def smem_bytes(tile: str) -> int:
     bm, bn, stages, ws = WGMMA_TILES[tile]
-    # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised,
-    # in the 1024 bytes before an own staging area: the fp32 tile, pitch bn + 8, and row offsets)
-    own = bm * (bn + 8) * 4 + bm * 8 + 1024 if tile in OWN_STAGE else 16 * stages if ws else 0
-    return stages * (bm + bn) * 128 + 1024 + own
+    # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised)
+    return stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
 
 
 def threads(tile: str) -> int:
@@ -185,8 +178,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]), struct)
     name = _name("wgmma", key, dtypes)
-    own = ", true" if cfg in OWN_STAGE else ""
-    tcfg = f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{own}>" if ws else f"EincWgmmaTile<{BM}, {BN}, {S}>"
+    tcfg = f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}>" if ws else f"EincWgmmaTile<{BM}, {BN}, {S}>"
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
@@ -196,9 +188,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     family = (f"wgmma (Hopper warpgroup tensor cores, m64n{BN}k{_PTX[op][3]}{_PTX[op][0]}); "
               f"{BM}x{BN} tiles, {BM // 64} warpgroups"
               + (f" + a producer warpgroup (mbarrier full/empty per stage"
-                 + (f", setmaxnreg {ws[0]}/{ws[1]}" if ws[0] else "")
-                 + ("; the epilogue stages C apart from the ring, so the next tile loads meanwhile"
-                    if cfg in OWN_STAGE else "") + ")" if ws else "")
+                 + (f", setmaxnreg {ws[0]}/{ws[1]}" if ws[0] else "") + ")" if ws else "")
               + f", {S}-stage ring of 128-byte K slices in "
               f"128-byte-swizzled shared memory; groups batch={g('b')} M={g('m')} N={g('n')} "
               f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, 16-byte cp.async"

@@ -47,10 +47,10 @@
 // (every wgmma retired, every copy landed) and after it has read them back, so the
 // producer refills no stage the epilogue still uses; the consumers alone sync between the
 // epilogue's halves (named barrier 1).
-// With Cfg::OWN the epilogue stages C in an area of its own past the ring instead: the
-// producer then never waits for it and loads the next tile's slices while C goes out (the
-// output-bound short-K steps: ccsd_t K = 24, ao2mo K = 96), and the consumers alone sync
-// around it (named barrier 1: RAW inside the epilogue, WAR after it).
+// racecheck reports hazards between the epilogue's reads of the ring and the producer's
+// copies for the next tile when a block walks several tiles, though named barrier 2
+// orders them; a variant staging C apart from the ring (session 7, measured slower and
+// removed) reported none, so it is the aliasing racecheck flags.
 // setmaxnreg (optional, Cfg::REG_P / REG_C) moves registers from the producer to the
 // consumers.
 #pragma once
@@ -123,17 +123,14 @@ template <int BN> __device__ __forceinline__ int einc_b_mn_off(int k, int nc) {
 // (BN/2) and `static void run(Acc* d, desc a, desc b)` issuing one wgmma.
 // WS: one extra (producer) warpgroup; REG_P / REG_C: its and the consumers' setmaxnreg
 // targets (0: keep the launch allocation).
-template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0, bool OWN_ = false>
-struct EincWgmmaTile {
+template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0> struct EincWgmmaTile {
   static constexpr int BM = BM_, BN = BN_, S = S_;
   static constexpr bool WS = WS_;
-  static constexpr bool OWN = OWN_;  // ws only: the epilogue stages C in its own area, not the ring
   static constexpr int REG_P = REG_P_, REG_C = REG_C_;
   static constexpr int WG = BM / 64, NTC = WG * 128, NT = NTC + (WS ? 128 : 0);
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
   static constexpr int STAGE_C = BM * (BN + 8) * 4 + BM * 8;  // the epilogue's tile (fp32/int32) and row offsets
   static constexpr int GROUP_M = 8;
-  static_assert(!OWN || WS, "an own staging area serves the warp-specialised pipeline");
 };
 
 // One tile's global -> shared copies by NL loader threads (index lt): the rows (or, for an
@@ -334,7 +331,7 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
                                                     long long n0, const EincGettMeta& p) {
   using Acc = typename Mma::Acc;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, PITCH = BN + 8;
-  static_assert(Cfg::OWN || Cfg::STAGE_C <= Cfg::S * Cfg::STAGE, "the staging tile and row offsets fit");
+  static_assert(Cfg::STAGE_C <= Cfg::S * Cfg::STAGE, "the staging tile and row offsets fit");
   Acc* stile = reinterpret_cast<Acc*>(stage0);
   {
     const int wg = tid >> 7, w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
@@ -470,10 +467,9 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   extern __shared__ __align__(1024) unsigned char einc_wgmma_smem_raw[];
   const unsigned raw0 = static_cast<unsigned>(__cvta_generic_to_shared(einc_wgmma_smem_raw));
   const unsigned smem0 = (raw0 + 1023u) & ~1023u;
-  // full[s] and empty[s] after the stages (the epilogue's staging stays below them, or
-  // with OWN starts 1024 bytes past them)
+  // full[s] and empty[s] after the stages (the epilogue's staging stays below them)
   const unsigned full0 = smem0 + S * Cfg::STAGE, empty0 = full0 + 8 * S;
-  unsigned char* const stage_c = einc_wgmma_smem_raw + (smem0 - raw0) + (Cfg::OWN ? S * Cfg::STAGE + 1024 : 0);
+  unsigned char* const stage_c = einc_wgmma_smem_raw + (smem0 - raw0);
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x, wg = tid >> 7;
 
@@ -507,13 +503,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
       // The consumers' full waits already saw every copy land; waiting here too lets the
       // block barrier order them before the epilogue's staging for racecheck as well.
-      if constexpr (!Cfg::OWN) {  // (OWN: nothing to wait for -- the next tile's slices go ahead)
-        asm volatile("cp.async.wait_all;\n" ::: "memory");  // (the copies were never committed as groups)
-        einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
-        einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
-      }
+      asm volatile("cp.async.wait_all;\n" ::: "memory");  // (the copies were never committed as groups)
+      einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
+      einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
     }
-    if constexpr (Cfg::OWN) asm volatile("cp.async.wait_all;\n" ::: "memory");
   } else {  // consumer warpgroups 0..WG-1
     einc_setmaxnreg_inc<Cfg::REG_C>();
     const bool signals = (tid & 31) == 0;
@@ -533,16 +526,9 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
       einc_wgmma_wait<0>();
       if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
-      if constexpr (Cfg::OWN) {
-        // the staging area is the consumers' alone: the producer is already filling the
-        // ring with the next tile's slices while C goes out
-        einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
-        einc_named_bar<1, NTC>();  // WAR: every consumer has read the staged tile out
-      } else {
-        einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
-        einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
-        einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
-      }
+      einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
+      einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
+      einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
     }
   }
 }

@@ -1,7 +1,7 @@
-"""The warp-specialised own-staging wgmma tile (wgmma128x128wse) on a few einsums, with the
+"""A wgmma tile (default the warp-specialised 256x128) on a few einsums, with the
 grid capped so each block walks several tiles, checked against torch: for compute-sanitizer.
 
-    compute-sanitizer --tool racecheck python3 scripts/wse_cases.py [TILE]
+    compute-sanitizer --tool racecheck python3 scripts/ws_cases.py [TILE]
 """
 import sys
 
@@ -11,7 +11,7 @@ import einc
 import einc.api
 from einc.codegen.cuda import emit_wgmma
 
-tile = sys.argv[1] if len(sys.argv) > 1 else "wgmma128x128wse"
+tile = sys.argv[1] if len(sys.argv) > 1 else "wgmma256x128ws"
 emit_wgmma.choose_tile = lambda step: tile
 emit_wgmma.MAX_GRID = 3
 bad = 0
