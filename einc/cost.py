@@ -442,12 +442,12 @@ def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profi
     if parts > 1:  # the reduce over the partial tiles
         mine += predict_loop(parts * M * N, parts * M * N * item_c + M * N * np.dtype(res_dtype).itemsize, M * N,
                              parts, "columns", item_c, profile).seconds
-    from .plan import _split_candidates
+    from .plan import _split_candidates, _summed_outer_first
     family = gett_family(in_dtypes, compute, precision, M * N * K * batch)
-    k_big = max(m.extent for m in step.modes if m.kind == "k")
+    k_exts = [m.extent for m in _summed_outer_first(step)]
     items = (np.dtype(in_dtypes[0]).itemsize, np.dtype(res_dtype).itemsize, item_c)
     gather = GATHER[min(_table_modes(step), len(GATHER) - 1)]
-    tiled = min(predict_split(M, N, K, batch, s, items, family, profile)[1] for s in _split_candidates(K, k_big))
+    tiled = min(predict_split(M, N, K, batch, s, items, family, profile)[1] for s in _split_candidates(K, k_exts))
     return mine <= tiled / gather * (1 + TIE)
 
 

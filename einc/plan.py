@@ -10,6 +10,7 @@ nothing. Strategy choice lives here and only here.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -157,7 +158,8 @@ def _choose(forced, modes, in_dtypes, res_dtype, compute, backend="cpu") -> str:
             return "gett"
         work = size("m") * size("n") * size("k") * size("batch")
         k_big = max(m.extent for m in modes if m.kind == "k")
-        return gemm_strategy(modes, in_dtypes, res_dtype, compute, _split_candidates(size("k"), k_big),
+        k_exts = [m.extent for m in modes if m.kind == "k"]
+        return gemm_strategy(modes, in_dtypes, res_dtype, compute, _split_candidates(size("k"), k_exts),
                              _reduce_split(size("m") * size("n") * size("batch"), size("k"), k_big),
                              "gett" if work >= CUDA_GETT_MIN_WORK else "reduce")
     gemm_ok = (len(in_dtypes) == 2 and compute in GEMM_DTYPES and res_dtype == compute
@@ -521,17 +523,41 @@ def complex_as_real(ops, res_buf, res_lay, buffers, temp, backend="cpu"):
 
 SPLIT_K_MIN = 2048  # K below which one tile's sequential K loop is short enough anyway
 SPLIT_K_SLICE = 256  # the shortest K slice worth a tile's prologue and epilogue
-SPLIT_K_MAX = 64  # the most K slices tried (partial sums cost S times the output's bytes)
+# the most K slices tried (partial sums cost S times the output's bytes); EINC_SPLIT_K_MAX
+# for A/B runs. 64 allowed only divisors of one mode up to 64: TCCG's lki,kjl->ji (9 tiles)
+# got 24 slices = 216 blocks on 264 slots; 192 (= l) fills 1728 blocks, 6.5 waves
+SPLIT_K_MAX = int(os.environ.get("EINC_SPLIT_K_MAX", 256))
 GPU_SMS = 132  # H200; the split only decides speed, never correctness
 
 
-def _split_candidates(k_total: int, k_biggest: int) -> list:
-    """K split factors worth predicting: 1, and divisors of the largest K mode that leave
-    slices of at least SPLIT_K_SLICE (short K is outside what the cost model was fitted on)."""
+def _split_candidates(k_total: int, k_extents) -> list:
+    """K split factors worth predicting: 1, and every S up to SPLIT_K_MAX that the cuts of
+    _split_cuts make exactly (one mode S divides, or several modes' divisors multiplied,
+    ``k_extents`` outermost first; an int: one mode) and that leave slices of at least
+    SPLIT_K_SLICE (short K is outside what the cost model was fitted on).
+
+    >>> _split_candidates(384 * 376, [384, 376])[-5:], _split_candidates(4096, 4096)
+    ([94, 96, 128, 188, 192], [1, 2, 4, 8, 16])
+    """
     if k_total < SPLIT_K_MIN:
         return [1]
-    return [1] + [d for d in range(2, SPLIT_K_MAX + 1)
-                  if k_biggest % d == 0 and k_total // d >= SPLIT_K_SLICE]
+    exts = [k_extents] if isinstance(k_extents, (int, np.integer)) else [int(e) for e in k_extents]
+    top = min(SPLIT_K_MAX, k_total // SPLIT_K_SLICE)
+    divs = [[d for d in range(2, min(e, top) + 1) if e % d == 0] for e in exts]
+    out = [1]
+    for s in range(2, top + 1):
+        if any(e % s == 0 for e in exts):
+            out.append(s)
+            continue
+        left, made = s, 1  # the greedy cuts of _split_cuts, outermost first
+        for ds in divs:
+            if left < 2:
+                break
+            d = max((d for d in ds if d <= left), default=1)
+            made, left = made * d, left // d
+        if made == s:
+            out.append(s)
+    return out
 
 
 def split_k_factor(step: Step, in_dtypes=None) -> int:
@@ -550,8 +576,7 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     if step.strategy != "gett" or config_tile(step) == "smallmn":  # (it splits K itself)
         return 1
     k_total = size("k")
-    biggest = max((m.extent for m in step.modes if m.kind == "k"), default=1)
-    cands = _split_candidates(k_total, biggest)
+    cands = _split_candidates(k_total, [m.extent for m in _summed_outer_first(step)])
     if len(cands) == 1:
         return 1
     compute = np.dtype(step.compute)

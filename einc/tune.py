@@ -63,11 +63,10 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     """Every choice for decision point k: reduce, then gett per tile and K split, the
     skinny kernel where the step has a small group, and the smallmn kernel where its whole
     output is small and K long."""
-    from .plan import _split_candidates
+    from .plan import _split_candidates, _summed_outer_first
     step, in_dtypes = t.seen[k]
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
-    k_big = max(m.extent for m in step.modes if m.kind == "k")
-    splits = _split_candidates(size("k"), k_big)
+    splits = _split_candidates(size("k"), [m.extent for m in _summed_outer_first(step)])
     work = size("m") * size("n") * size("k") * size("batch")
     tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
     tiles = [None] if tc else list(simt_tiles())

@@ -33,6 +33,25 @@ def test_split_k_plan_is_correct(subs, shapes):
     assert_matches(out, subs, *ops, terms=k)
 
 
+def test_split_candidates_are_exactly_the_cuts_the_plan_makes():
+    """Every K split the cost model is asked about is one _split_cuts makes exactly (so the
+    predicted slices are the ones that run), including splits across two modes, and a split
+    of the TCCG ccsd shape may now exceed the 64 that one mode's divisors allowed."""
+    from einc.plan import SPLIT_K_SLICE, _split_candidates, _split_cuts
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        exts = [int(e) for e in rng.choice([2, 3, 6, 8, 12, 24, 47, 48, 84, 96, 376, 384, 1000], rng.integers(1, 4))]
+        total = int(np.prod(exts))
+        cands = _split_candidates(total, exts)
+        assert cands[0] == 1 and cands == sorted(set(cands))
+        for s in cands[1:]:
+            assert int(np.prod([d for _, d in _split_cuts(list(enumerate(exts)), s)])) == s
+            assert total // s >= SPLIT_K_SLICE
+    assert {94, 128, 192} <= set(_split_candidates(384 * 376, [384, 376]))
+    plan = plan_for("lki,kjl->ji", [(384, 376, 384), (376, 376, 384)], "float32", backend="cuda")
+    assert int(np.prod([m.extent for m in plan.steps[0].modes if isinstance(m.label, KSlice)])) > 64
+
+
 def test_no_split_when_output_fills_the_gpu_or_k_is_short():
     assert len(plan_for("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", backend="cuda").steps) == 1
     assert len(plan_for("ij,jk->ik", [(64, 512), (512, 64)], "float32", backend="cuda").steps) == 1
