@@ -171,18 +171,25 @@ GPU_CASES = [
 @pytest.mark.parametrize("expr,shapes,dtype,precision", GPU_CASES)
 def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     """Every tile of both tensor-core kernels (wgmma cases whose layout it can't take run
-    its mma twin, which must be right too)."""
+    its mma twin, which must be right too). The cases are below the size at which the plan
+    would pick tensor cores (or gett at all), so both are forced: a tensor-core kernel
+    must be what runs."""
     torch = pytest.importorskip("torch")
     from einc.codegen.cuda import emit_wgmma
     monkeypatch.setattr(emit_mma, "choose_tile", lambda step: tile if tile.startswith("mma") else "mma128x128")
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
     monkeypatch.setattr(emit_wgmma, "ENABLED", tile.startswith("wgmma"))
+    monkeypatch.setattr(emit_mma, "MIN_WORK", 0)
     einc.api._EXECUTABLES.clear()
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
+    names = [emit_step(p, s, "sm_90").name for s in p.steps if s.strategy == "gett"]
+    assert names and all(n.startswith(("einc_mma_", "einc_wgmma_")) for n in names), names
     rng = np.random.default_rng(len(expr) + sum(map(sum, shapes)))
     arrays = [_data(rng, s, dtype) for s in shapes]
     ref = np.einsum(expr, *[a.astype(np.float64) for a in arrays])
     out = _poisoned(torch, ref.shape, dtype)
-    r = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays], out=out, precision=precision)
+    r = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays], out=out, precision=precision,
+                    strategy="gett")
     assert r is out
     lhs, rhs = expr.split("->")
     extent = dict(zip(lhs.replace(",", ""), sum(map(list, shapes), [])))
