@@ -599,7 +599,10 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
 
 @pytest.mark.parametrize("subs,sizes,tile", [
     ("ij,jk->ik", dict(i=8192, j=8192, k=8192), "wgmma128x256ws"),             # strided, long K
-    ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma128x256ws"),  # tabled N, K
+    ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma256x128ws"),  # tabled N, K
+    ("njmi,mknl->lkji", dict(i=96, j=84, k=84, l=96, m=84, n=84), "wgmma256x128ws"),  # tabled N: tie
+    ("lki,jl->kji", dict(i=384, j=376, k=376, l=384), "wgmma128x256ws"),  # kernel M = 376 (swapped)
+    ("ki,jk->ji", dict(i=7248, j=7240, k=7248), "wgmma128x256ws"),          # untabled tie
     ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128"),  # tabled M
     ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma128x128s3"),    # K = 96
     ("bq,srqa->srba", dict(a=96, b=84, q=96, r=84, s=84), "wgmma128x128s3"),    # K = 96, tabled

@@ -60,12 +60,12 @@ MN_OFFSETS = {"lbo": "atom_n", "sbo": "atom_k"}
 
 
 def choose_tile(step: Step) -> str:
-    import numpy as np
-    ext = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
-           for g in ("batch", "m", "n")}
+    # the kernel's M and N: after the swap that puts C's unit stride on N (a step's own M
+    # and N picked 256x128ws for lki,jl->kji, whose kernel M is 376: 0.198 ms; 128x256ws 0.151)
+    lay = gett_layout(step, 128, 128, metadata=False)
+    ext = {"batch": lay.ext["b"], "m": lay.ext["m"], "n": lay.ext["n"]}
     tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
     area = lambda bm, bn: _cdiv(ext["m"], bm) * bm * _cdiv(ext["n"], bn) * bn  # padded output
-    lay = gett_layout(step, 128, 128, metadata=False)
     ws_fits = not lay.tabled["m"] and lay.ext["k"] >= 256
     if step.compute.kind == "f" and ws_fits:
         # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
@@ -76,11 +76,14 @@ def choose_tile(step: Step) -> str:
         # M tabled too njmi,kmln 342 -> 130 (its 128 loader threads look row offsets up
         # every slice) and with short K ao2mo ap,srqp (K = 96) 75 -> 36, ccsd_t (K = 24)
         # 27 -> 22 (the per-tile handoff and epilogue are not overlapped): those keep the
-        # all-loader tiles.
-        fits = [(area(bm, bn), t) for t, bm, bn in (("wgmma128x256ws", 128, 256), ("wgmma256x128ws", 256, 128))
-                if tiles(bm, bn) >= SM_COUNT]
+        # all-loader tiles. With N tabled, ties go to 256x128 (the producer looks up half as
+        # many B rows per slice): bf16 njmi,mknl 2.97 -> 2.30 ms, lnim,kmjn 3.08 -> 2.35
+        # (session 7, scripts/tile_sweep.py, same run; untabled 7248^3 keeps 128x256: 1.11 vs 1.29).
+        order = ("wgmma256x128ws", "wgmma128x256ws") if lay.tabled["n"] else ("wgmma128x256ws", "wgmma256x128ws")
+        dims = {"wgmma128x256ws": (128, 256), "wgmma256x128ws": (256, 128)}
+        fits = [(area(*dims[t]), i, t) for i, t in enumerate(order) if tiles(*dims[t]) >= SM_COUNT]
         if fits:
-            return min(fits, key=lambda x: x[0])[1]
+            return min(fits)[2]
         return "wgmma128x128"
     if step.compute.kind == "f" and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * SM_COUNT:
         # one or two slices per tile: two blocks per SM overlap one's epilogue with the
