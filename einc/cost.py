@@ -67,6 +67,9 @@ H200 = DeviceProfile(
         # skinny (small N): TCCG intensli on the H200 measured 12-16 TFLOP/s fp32 (issue-bound,
         # 0.63 warps issued per scheduler cycle, ncu) and 6-9 on the converting bf16 path
         ("skinny/4", 16e12), ("skinny/8", 8e12), ("skinny/convert", 9e12),
+        # skinny_mma (fp16/bf16 on mma.sync, emit_skinny_mma.py): memory-side limited (see
+        # predict_skinny); the tensor cores' own cap is far above what N <= 32 needs (guess)
+        ("skinny/mma", 60e12),
         # smallmn (whole small output per block, K in parts): abcd,dbea->ec 72^5 measured the
         # kernel at ~190 us fp32 (20 TFLOP/s at wave efficiency 0.92) and ~400 us fp64;
         # stall-bound (ncu: issue active 48%, shared-memory latency and barriers). The
@@ -354,10 +357,17 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     compute = np.dtype(compute)
     family = ("skinny/convert" if any(np.dtype(d) != compute for d in in_dtypes)
               else f"skinny/{8 if compute.itemsize > 4 else 4}")
+    # fp16/bf16 at the mma kernels' size: the tensor-core variant (emit_skinny_mma.py)
+    tc = tensor_core_family(in_dtypes, compute, work=M * N * max(K, 1) * batch)
+    if tc in ("mma/f16", "mma/bf16") and os.environ.get("EINC_SKINNY_MMA") != "0":
+        family = "skinny/mma"
     te = N / (max(8, _cdiv(N, 8) * 8)) if N else 1.0
     flops = 2 * M * N * K * batch
     compute_s = flops / (profile.peak(family) * te) if flops else 0.0
-    memory = nbytes / (profile.bandwidth * ACCESS["skinny"])
+    # skinny_mma streams at 1.26-1.62 TB/s on TCCG's eight intensli cases (bf16, H200, every
+    # case alike: benchmarks/notes_skinny_mma.md), 0.35 of copy bandwidth
+    access = 0.35 if family == "skinny/mma" else ACCESS["skinny"]
+    memory = nbytes / (profile.bandwidth * access)
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, "skinny", te)
 
 

@@ -131,6 +131,9 @@ def skinny_applies(step: Step, dtypes, compute) -> bool:
 
 
 def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
+    from .emit_skinny_mma import emit_skinny_mma, skinny_mma_applies
+    if skinny_mma_applies(step, dtypes, compute):  # fp16/bf16: tensor cores (skinny_mma.cuh)
+        return emit_skinny_mma(step, dtypes, compute)
     lay = skinny_layout(step, min_rows=1)
     assert lay is not None, "skinny_applies() first"
     N = int(np.prod([e for e, _ in lay.n], dtype=np.int64)) if lay.n else 1

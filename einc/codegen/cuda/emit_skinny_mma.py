@@ -1,0 +1,191 @@
+"""fp16 / bf16 skinny steps on tensor cores: the `skinny_mma` kernel (kernels/skinny_mma.cuh).
+
+The skinny step (emit_skinny.py: a small N or M group of at most 32 elements against a big
+one) with 16-bit float inputs and fp32 compute. skinny.cuh's converting register path runs
+these at 6-9 TFLOP/s (an FFMA per multiply-add after a conversion per element); here A's
+tile goes raw into a shared ring (16-byte cp.async where its unit stride allows), B sits
+in shared memory in fragment order, and mma.sync.m16n8k16 does the arithmetic, so the
+kernel is left with streaming A.
+
+>>> import einc.api
+>>> from einc.codegen.cuda.emit import emit_step
+>>> p = einc.api.plan_for("akb,jk->jba", [(384, 64, 384), (24, 64)], "bfloat16", backend="cuda")
+>>> k = emit_step(p, p.steps[0], gett_tile="skinny")
+>>> k.name.startswith("einc_skinny_mma_"), k.block, k.fallback.name.startswith("einc_skinny_mma_")
+(True, (256, 1, 1), True)
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+
+from ...ir import Step
+from .emit import VERSION, SM_COUNT, CudaStepKernel, _assemble, _cdiv, _group_offsets, _header, _name, _types
+
+BK = 32  # k per ring slice (two m16n8k16 k-steps); 64 also built (EINC_SKINNY_MMA_BK)
+NT = 256
+B_BYTES = 32 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24)
+SMEM_PER_SM = 233472  # H100/H200: 228 KB per SM, 1 KB of it reserved per block
+MAX_STAGES = 8
+_OPS = {"float16": ("EincMmaF16", "f16"), "bfloat16": ("EincMmaBF16", "bf16")}
+
+
+def _min_work() -> int:
+    from .emit_mma import MIN_WORK
+    return MIN_WORK
+
+
+MMA_MIN_WORK = None  # None: emit_mma.MIN_WORK (multiply-adds; below it the converting path's setup is as good)
+
+
+def skinny_mma_applies(step: Step, dtypes, compute) -> bool:
+    """Whether the skinny step runs on tensor cores: fp16 x fp16 or bf16 x bf16 with fp32
+    compute, and at least MIN_WORK multiply-adds (K counted as at least 1), as for the mma
+    gett kernels: smaller steps keep the converting path (and the CPU emulator, which has
+    no mma, runs those). ``EINC_SKINNY_MMA=0`` turns it off."""
+    if os.environ.get("EINC_SKINNY_MMA") == "0":
+        return False
+    if len(dtypes) != 3 or dtypes[1] != dtypes[2] or dtypes[1].name not in _OPS or np.dtype(compute) != np.float32:
+        return False
+    work = 1
+    for m in step.modes:
+        work *= max(m.extent, 1) if m.kind == "k" else m.extent
+    return work >= (_min_work() if MMA_MIN_WORK is None else MMA_MIN_WORK)
+
+
+def _aligned(values) -> bool:
+    return all(int(v) % 8 == 0 for v in values)
+
+
+def _smem(np_, kc, mi, bx, s, kfast, order, out_item, bk=BK):
+    bm = 128 * mi
+    by = bm // bx
+    pitch = bk * 2 + 16 if kfast else bm * 2 + 16
+    stage = (bm if kfast else bk) * pitch
+    if order == 1:
+        v = bx * (by + 1)
+        sn = v + ((4 - v % 16) + 16) % 16
+        elems = np_ * sn
+    elif order == 2:
+        elems = bm * (np_ + 2)
+    else:
+        elems = np_ * (bm + 8)
+    return np_ * (2 * kc + 16) + s * stage + _cdiv(elems * out_item, 16) * 16
+
+
+def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | None = None) -> CudaStepKernel:
+    """The tensor-core skinny kernel for ``step`` (skinny_mma_applies() first); when it
+    copies A in 16-byte pieces, ``fallback`` is its element-path twin for an A that
+    arrives misaligned (``vec=False`` builds that twin)."""
+    from .emit_skinny import skinny_layout
+    lay = skinny_layout(step, min_rows=1)
+    assert lay is not None
+    N = int(np.prod([e for e, _ in lay.n], dtype=np.int64)) if lay.n else 1
+    NP = max(8, _cdiv(N, 8) * 8)
+    K = int(np.prod([e for e, _ in lay.k], dtype=np.int64)) if lay.k else 1
+    tab_k = len(lay.k) > 1
+    one_axis = lay.y is None
+    mfast = lay.x[1][1] == 1
+    kfast = not mfast and any(st[1] == 1 for _, st in lay.k)
+    # a 16-byte piece is 8 consecutive flat x: with an x2, x's extent must be a multiple of 8
+    if mfast and lay.x2 is not None and lay.x[0] % 8:
+        lay = dataclasses.replace(lay, x2=None, rest=[lay.x2] + lay.rest)
+    order = 1 if lay.stage_c else 2 if lay.stage_n else 0
+    U0 = lay.x[0]
+    U = U0 * (lay.x2[0] if lay.x2 else 1)
+    V = lay.y[0] if lay.y else 1
+    rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
+    R = len(rest_c)
+    ys = lay.y[1] if lay.y else (0, 0, 0)
+    x2s = lay.x2[1] if lay.x2 else (0, 0, 0)
+    k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
+    tables = [rest_a, rest_b, rest_c]
+    if tab_k:
+        tables += [_group_offsets(lay.k, 1), _group_offsets(lay.k, 2)]
+    tables += [_group_offsets(lay.n, 2), _group_offsets(lay.n, 0)]
+    # 16-byte pieces: every offset a piece starts at is a multiple of 8 elements (the
+    # pointer's alignment is checked at launch: `aligned`, else the element twin)
+    if mfast:
+        koffs = tables[3] if tab_k else [k1[1]]
+        vec = vec and _aligned([ys[1], x2s[1], *koffs]) and _aligned(rest_a)
+    elif kfast and not tab_k:
+        vec = vec and _aligned([lay.x[1][1], ys[1], x2s[1]]) and _aligned(rest_a)
+    else:
+        vec = False
+    out_item = dtypes[0].itemsize
+    bk = int(os.environ.get("EINC_SKINNY_MMA_BK", BK))
+    kc_max = max(bk, ((B_BYTES // NP - 16) // 2) // bk * bk)
+    KC = min(kc_max, max(bk, _cdiv(K, bk) * bk))
+
+    def config(mi):
+        bm = 128 * mi
+        bx = bm if one_axis else (16 if mi == 2 else 8) if order == 1 else 32
+        bx = min(bm, int(os.environ.get("EINC_SKINNY_MMA_BX", 0)) or bx) if not one_axis else bx
+        minb = 2 if mi == 2 else 3
+        s = next((s for s in range(MAX_STAGES, 2, -1)
+                  if minb * (_smem(NP, KC, mi, bx, s, kfast, order, out_item, bk) + 1024) <= SMEM_PER_SM), 3)
+        smem = _smem(NP, KC, mi, bx, s, kfast, order, out_item, bk)
+        per_sm = max(1, min(minb, SMEM_PER_SM // (smem + 1024)))
+        tiles = R * _cdiv(U, bx) * _cdiv(V, bm // bx)
+        slots = SM_COUNT * per_sm
+        eff = tiles / (_cdiv(tiles, slots) * slots) if tiles else 1.0
+        return dict(mi=mi, bm=bm, bx=bx, by=bm // bx, minb=minb, s=s, smem=smem, tiles=tiles, slots=slots, eff=eff)
+
+    forced = mi or int(os.environ.get("EINC_SKINNY_MMA_MI", 0))
+    if forced:
+        c = config(forced)
+    else:  # the fuller last wave; two m16 tiles a warp unless one is clearly better
+        c2, c1 = config(2), config(1)
+        c = c1 if c1["eff"] > c2["eff"] + 0.05 else c2
+    c["s"] = int(os.environ.get("EINC_SKINNY_MMA_S", c["s"]))
+    c["smem"] = _smem(NP, KC, c["mi"], c["bx"], c["s"], kfast, order, out_item, bk)
+    tiles_x, tiles_y = _cdiv(U, c["bx"]), _cdiv(V, c["by"])
+    tiles = R * tiles_x * tiles_y
+    assert tiles < 2 ** 31, "the kernel decodes tiles in 32 bits"
+
+    words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2], KC,
+             U0, x2s[1], x2s[0], tiles, ("table", 0), ("table", 1), ("table", 2)]
+    words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
+    nt = len(tables)
+    words += [("table", nt - 2), ("table", nt - 1)]
+
+    tout, tcn, _, _ = _types(dtypes, compute)
+    op, tag = _OPS[dtypes[1].name]
+    flags = (kfast, vec, tab_k, lay.b_kfast)
+    key = (VERSION, "skinny_mma", NP, c["mi"], c["bx"], c["s"], bk, c["minb"], flags, order, lay.ta, dtypes[0].name,
+           compute.name, tuple(d.name for d in dtypes[1:]))
+    name = _name("skinny_mma", key, dtypes)
+    b = lambda v: "true" if v else "false"
+    targs = ", ".join([f"EincSkinnyMmaTile<{c['mi']}, {NP}, {c['bx']}, {c['s']}, {bk}>", op, *map(b, flags), str(order),
+                       tout, tcn])
+    a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({NT}, {c['minb']})\n"
+            f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
+            f"  einc_skinny_mma<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+    box = f"{c['bm']} consecutive X" if one_axis else f"{c['bx']} X x {c['by']} Y"
+    a_how = ((("16-byte cp.async pieces of 8 k, [m][k] read by ldmatrix" if kfast
+               else "16-byte cp.async pieces of 8 rows, [k][m] read by ldmatrix.trans") if vec
+             else "element loads through registers (no aligned 16-byte pieces), "
+                  + ("[m][k] read by ldmatrix" if kfast else "[k][m] read by ldmatrix.trans")))
+    family = (f"skinny_mma (tensor cores: mma.sync m16n8k16 {tag}, fp32 accumulate): every block owns {box} "
+              f"rows of one rest index and all {N} columns (padded to {NP}), {c['mi']} m16 tile(s) a warp; "
+              f"A raw in a {c['s']}-stage shared ring of {bk}-k slices fed across tiles, {a_how}; "
+              f"B raw in shared memory as [n][k] ({'all of K, loaded once per block' if KC >= K else f'chunks of {KC} k'}); "
+              f"C converted, staged through shared memory and stored along "
+              + ("Y (its unit stride)" if order == 1 else "N (its unit stride)" if order == 2 else "X")
+              + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
+    L = lay.labels
+    modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
+                  f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
+    grid = max(1, min(tiles, c["slots"]))
+    launch = [f"launch:   1-D grid-stride over {tiles} tiles on {grid} blocks ({c['slots']} resident), {NT} threads; "
+              f"{c['smem']} bytes of dynamic shared memory",
+              f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
+    header = _header(step, family, dtypes, compute, modes_line, launch)
+    source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "mma.cuh", "skinny_mma.cuh"], spec)
+    aligned = (lay.ta,) if vec else ()
+    fallback = emit_skinny_mma(step, dtypes, compute, vec=False, mi=c["mi"]) if vec else None
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (NT, 1, 1), c["smem"], tuple(tables), 8 * len(words),
+                          tuple(words), aligned, fallback)

@@ -1,0 +1,205 @@
+"""The tensor-core skinny kernel (kernels/skinny_mma.cuh): fp16 / bf16 steps with a small
+N (or M) group on mma.sync, against numpy.
+
+Without a GPU: every variant (M-fast and K-fast A, 16-byte pieces and the element twin,
+tabled K, the three epilogue orders, one and two m16 tiles a warp, swapped operands)
+compiles with NVRTC for sm_90 without spills, the dispatch picks it for the intensli
+shapes, and steps below the tensor cores' work threshold (the CPU emulator's) keep the
+converting path. On the GPU: all eight TCCG intensli layouts at reduced sizes, ragged N and
+K (N = 1, 7, 24, 32; K = 0, 1, 15, 17, several B chunks), views one element off alignment,
+batch and rest modes, both dtypes, outputs poisoned with NaN.
+"""
+
+import numpy as np
+import pytest
+
+import einc
+from einc import api
+from einc.codegen.cuda import emit_skinny, emit_skinny_mma
+from einc.codegen.cuda.emit import emit_step
+
+from test_cuda_codegen import ptxas
+
+# TCCG intensli (bf16 there), reduced: (subscripts, sizes, what it pins)
+INTENSLI = [
+    ("akb,jk->jba", "a=40,b=48,j=24,k=40", "M-fast A, C staged along a (Y)"),
+    ("abk,kj->bja", "a=40,b=37,j=24,k=40", "K-fast A, C along X"),
+    ("akbc,jk->cjba", "a=16,b=10,c=24,j=24,k=20", "M-fast, rest b, ragged K slice"),
+    ("abkc,kj->cbja", "a=16,b=10,c=24,j=24,k=18", "M-fast, strided K"),
+    ("cabk,kj->cjba", "a=12,b=10,c=20,j=24,k=24", "K-fast, rest b, ragged X"),
+    ("cabkd,kj->dcjba", "a=8,b=6,c=6,d=16,j=24,k=12", "M-fast, X folds c"),
+    ("akdbc,jk->cjbda", "a=8,b=6,c=16,d=6,j=24,k=16", "M-fast, X folds d"),
+    ("dabkc,kj->cdbja", "a=8,b=6,c=16,d=6,j=24,k=12", "M-fast, X folds d, rest b"),
+]
+# ragged N and K, K in several B chunks, tabled K, batch / rest, N-fast C, one axis, swapped
+EDGES = [
+    ("akb,jk->jba", "a=40,b=48,j=2,k=40", "N = 2 (N = 1 is no N group: no skinny step)"),
+    ("akb,jk->jba", "a=40,b=48,j=7,k=17", "N = 7, K = 17"),
+    ("akb,jk->jba", "a=40,b=48,j=32,k=15", "N = 32, K = 15"),
+    ("akb,jk->jba", "a=40,b=48,j=24,k=2", "K = 2 (K = 1 is no K group: an outer product)"),
+    ("akb,jk->jba", "a=40,b=48,j=24,k=0", "K = 0 gives zeros"),
+    ("abk,kj->bja", "a=40,b=37,j=7,k=17", "K-fast, N = 7, K = 17: partial pieces"),
+    ("abk,kj->bja", "a=40,b=37,j=32,k=15", "K-fast, K = 15: unaligned rows, element path"),
+    ("abk,kj->bja", "a=33,b=37,j=32,k=0", "K-fast, K = 0"),
+    ("akb,jk->jba", "a=16,b=24,j=32,k=1000", "K over three B chunks"),
+    ("kacb,jkc->jba", "a=6,b=48,c=3,j=24,k=5", "tabled K, M-fast pieces"),
+    ("akbc,jkc->jba", "a=40,b=70,c=3,j=24,k=5", "tabled K, K-fast A: element path"),
+    ("bik,bkj->bij", "b=3,i=700,j=20,k=24", "batch moves B per tile, C N-fast"),
+    ("bki,bkj->bji", "b=3,i=700,j=20,k=24", "batch, M-fast A, C along X"),
+    ("ik,kj->ij", "i=3000,j=24,k=40", "one axis, K-fast A, C N-fast"),
+    ("ki,kj->ij", "i=3000,j=24,k=40", "one axis, M-fast A, C N-fast"),
+    ("ki,kj->ji", "i=3000,j=24,k=40", "one axis, M-fast A, C along X"),
+    ("jk,akb->jba", "a=40,b=48,j=24,k=40", "small group on the M side: swapped"),
+]
+MISALIGNED = [c for c in INTENSLI[:2] + INTENSLI[5:6]]
+FULL = {"akb,jk->jba": "a=384,b=384,j=24,k=384", "abk,kj->bja": "a=384,b=376,j=24,k=384",
+        "akbc,jk->cjba": "a=96,b=84,c=96,j=24,k=96", "abkc,kj->cbja": "a=96,b=84,c=96,j=24,k=84",
+        "cabk,kj->cjba": "a=96,b=84,c=84,j=24,k=96", "cabkd,kj->dcjba": "a=48,b=36,c=36,d=48,j=24,k=36",
+        "akdbc,jk->cjbda": "a=48,b=36,c=48,d=36,j=24,k=48", "dabkc,kj->cdbja": "a=48,b=36,c=48,d=36,j=24,k=36"}
+
+
+def _full(subs):
+    return FULL[subs]
+
+
+def _shapes(subs, sizes):
+    d = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sizes.split(",")}
+    return [tuple(d[c] for c in t) for t in subs.split("->")[0].split(",")]
+
+
+@pytest.fixture
+def small(monkeypatch):
+    """Reduced sizes still take skinny and its tensor-core kernel."""
+    monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
+    monkeypatch.setattr(emit_skinny_mma, "MMA_MIN_WORK", 1)
+    monkeypatch.setenv("EINC_SKINNY", "1")
+    api._EXECUTABLES.clear()
+    yield monkeypatch
+    api._EXECUTABLES.clear()
+
+
+def _family(k):
+    return next(line for line in k.source.splitlines() if line.startswith("// strategy:"))
+
+
+def _kernel(subs, sizes, dtype):
+    p = api.plan_for(subs, _shapes(subs, sizes), dtype, backend="cuda", strategy="gett")
+    assert ("tile", "skinny") in p.steps[-1].config
+    return emit_step(p, p.steps[-1])
+
+
+@pytest.mark.parametrize("mi", [1, 2])
+@pytest.mark.parametrize("subs,sizes,what", INTENSLI + EDGES, ids=[c[2] for c in INTENSLI + EDGES])
+def test_every_variant_compiles_for_sm90_without_spills(small, subs, sizes, what, mi):
+    small.setenv("EINC_SKINNY_MMA_MI", str(mi))
+    k = _kernel(subs, sizes, "bfloat16" if mi == 2 else "float16")
+    assert k.name.startswith("einc_skinny_mma_") and f"{mi} m16 tile(s) a warp" in k.source
+    for kk in (k, k.fallback) if k.fallback is not None else (k,):
+        regs, st, ld, log = ptxas(kk)
+        assert 0 < regs <= (128 if mi == 2 else 85) and st == 0 and ld == 0, log
+    assert (k.fallback is not None) == ("16-byte cp.async" in _family(k))
+
+
+def test_variants_pick_their_paths(small):
+    src = lambda subs, sizes: _family(_kernel(subs, sizes, "bfloat16"))
+    assert "[k][m] read by ldmatrix.trans" in src(*INTENSLI[0][:2]) and "stored along Y" in src(*INTENSLI[0][:2])
+    assert "16-byte cp.async pieces of 8 k" in src(*INTENSLI[1][:2]) and "stored along X" in src(*INTENSLI[1][:2])
+    assert "element loads" in src("akbc,jkc->jba", "a=40,b=70,c=3,j=24,k=5")
+    assert "16-byte cp.async pieces of 8 rows" in src("kacb,jkc->jba", "a=6,b=48,c=3,j=24,k=5")
+    assert "stored along N" in src("bik,bkj->bij", "b=3,i=700,j=20,k=24")
+    assert "operands swapped" in src("jk,akb->jba", "a=40,b=48,j=24,k=40")
+    k = _kernel("akb,jk->jba", "a=40,b=48,j=24,k=40", "bfloat16")
+    assert k.aligned == (1,) and "einc_skinny_mma<" in k.source and "element loads" in _family(k.fallback)
+
+
+@pytest.mark.parametrize("subs,sizes,what", INTENSLI, ids=[c[2] for c in INTENSLI])
+def test_full_size_intensli_bf16_plans_the_tensor_core_kernel(subs, sizes, what):
+    p = api.plan_for(subs, _shapes(subs, _full(subs)), "bfloat16", backend="cuda")
+    assert ("tile", "skinny") in p.steps[-1].config
+    k = emit_step(p, p.steps[-1])
+    assert k.name.startswith("einc_skinny_mma_bf16"), k.name
+    (text,) = [s for s in einc.compile_source(subs, *_shapes(subs, _full(subs)), dtype="bfloat16", target="cuda")
+               if "skinny_mma" in s][:1]
+    assert "strategy: skinny_mma (tensor cores: mma.sync m16n8k16 bf16" in text
+
+
+def test_small_steps_keep_the_converting_path_the_emulator_runs():
+    """Below the mma kernels' work threshold (and so in every CPU-emulator case) fp16 skinny
+    steps stay on skinny.cuh's converting path: the emulator has no mma or ldmatrix."""
+    p = api.plan_for("akb,jk->jba", [(40, 9, 70), (24, 9)], "float16", backend="cuda", strategy="gett")
+    k = emit_step(p, p.steps[-1], gett_tile="skinny")
+    assert k.name.startswith("einc_skinny_") and not k.name.startswith("einc_skinny_mma")
+
+
+def test_switch_turns_it_off(monkeypatch):
+    monkeypatch.setenv("EINC_SKINNY_MMA", "0")
+    p = api.plan_for("akdbc,jk->cjbda", _shapes("akdbc,jk->cjbda", _full("akdbc,jk->cjbda")), "bfloat16",
+                     backend="cuda", strategy="gett")
+    assert not emit_step(p, p.steps[-1], gett_tile="skinny").name.startswith("einc_skinny_mma")
+
+
+# ---------------------------------------------------------------------------------------
+# on the GPU
+
+_EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+
+
+def _run(subs, sizes, dtype, misaligned=False):
+    """einc on torch tensors (16-bit data, NaN-poisoned output) against numpy's float64
+    einsum of the same values, with assert_matches' bound for 16-bit inputs."""
+    torch = pytest.importorskip("torch")
+    tdt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(len(subs) * 31 + len(sizes))
+    ops = []
+    for s in _shapes(subs, sizes):
+        n = int(np.prod(s))
+        flat = torch.randn(n + misaligned, generator=gen).to(tdt).cuda()
+        ops.append(flat[misaligned:].view(s))
+        if misaligned:
+            assert ops[-1].data_ptr() % 16 == 2
+    host = [o.float().cpu().numpy().astype(np.float64) for o in ops]
+    ref = np.einsum(subs, *host, optimize=True)
+    absref = np.abs(np.einsum(subs, *[np.abs(h) for h in host], optimize=True))
+    out = torch.full(ref.shape, float("nan"), dtype=tdt, device="cuda")
+    r = einc.einsum(subs, *ops, out=out, backend="cuda", strategy="gett")
+    assert r is out
+    got = out.float().cpu().numpy().astype(np.float64)
+    lhs, rhs = subs.split("->")
+    ext = dict(zip(lhs.replace(",", ""), sum(map(list, _shapes(subs, sizes)), [])))
+    terms = max(1, int(np.prod([n for l, n in ext.items() if l not in rhs])))
+    tol = (2.0 ** -23 * (terms + 2) * 4 + _EPS[dtype]) * absref + 1e-30
+    assert not np.isnan(got).any(), "unwritten (poisoned) outputs"
+    err = np.abs(got - ref)
+    assert (err <= tol).all(), f"max error {err.max()} at {np.argwhere(err > tol)[:3]}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mi", [1, 2])
+@pytest.mark.parametrize("subs,sizes,what", INTENSLI, ids=[c[2] for c in INTENSLI])
+def test_gpu_intensli_layouts(small, subs, sizes, what, mi):
+    small.setenv("EINC_SKINNY_MMA_MI", str(mi))
+    assert _kernel(subs, sizes, "bfloat16").name.startswith("einc_skinny_mma_")
+    _run(subs, sizes, "bfloat16")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("subs,sizes,what", EDGES, ids=[c[2] for c in EDGES])
+def test_gpu_edges(small, subs, sizes, what, dtype):
+    assert _kernel(subs, sizes, dtype).name.startswith("einc_skinny_mma_")
+    _run(subs, sizes, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("subs,sizes,what", MISALIGNED, ids=[c[2] for c in MISALIGNED])
+def test_gpu_misaligned_views_take_the_element_twin(small, subs, sizes, what, dtype):
+    _run(subs, sizes, dtype, misaligned=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs", ["akb,jk->jba", "cabkd,kj->dcjba"])
+def test_gpu_full_size_bf16(subs):
+    """The real intensli sizes on the plan's own choice (the tensor-core skinny kernel)."""
+    api._EXECUTABLES.clear()
+    _run(subs, _full(subs), "bfloat16")
