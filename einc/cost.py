@@ -548,6 +548,9 @@ def predict_step(plan, step, profile=None) -> Prediction:
             small, big = (N, M) if lay.ta == 1 else (M, N)
             return predict_skinny(big, small, K, batch, step.bytes, dtypes[1:], compute, profile)
     if gemm:
+        from .codegen.cuda.emit import gett_layout
+        if gett_layout(step, 128, 128, metadata=False).swapped:  # the kernel's M and N (C^T = B^T A^T)
+            M, N = N, M
         family = gett_family(dtypes[1:], compute, getattr(plan, "precision", "highest"), M * N * K * batch)
         if family.startswith("mma"):
             tile = _tensor_core_tile(step, dtypes, compute, getattr(plan, "precision", "highest"), profile)
