@@ -364,9 +364,9 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     te = N / (max(8, _cdiv(N, 8) * 8)) if N else 1.0
     flops = 2 * M * N * K * batch
     compute_s = flops / (profile.peak(family) * te) if flops else 0.0
-    # skinny_mma streams at 1.26-1.62 TB/s on TCCG's eight intensli cases (bf16, H200, every
-    # case alike: benchmarks/notes_skinny_mma.md), 0.35 of copy bandwidth
-    access = 0.35 if family == "skinny/mma" else ACCESS["skinny"]
+    # skinny_mma streams at 1.45-1.75 TB/s on TCCG's eight intensli cases (bf16, H200, every
+    # case alike, K = 36 to 384: benchmarks/notes_skinny_mma.md), 0.38 of copy bandwidth
+    access = 0.38 if family == "skinny/mma" else ACCESS["skinny"]
     memory = nbytes / (profile.bandwidth * access)
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, "skinny", te)
 

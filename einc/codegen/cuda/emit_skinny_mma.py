@@ -7,6 +7,10 @@ tile goes raw into a shared ring (16-byte cp.async where its unit stride allows)
 in shared memory in fragment order, and mma.sync.m16n8k16 does the arithmetic, so the
 kernel is left with streaming A.
 
+Experiment switches (each measured on the H200, notes_skinny_mma.md): EINC_SKINNY_MMA_MI (m16
+tiles a warp, 1 or 2), _BX (the box's X extent), _BK (32 or 64 k a slice), _S (ring stages),
+_EU (read-out unrolled), _NT (512 threads a block).
+
 >>> import einc.api
 >>> from einc.codegen.cuda.emit import emit_step
 >>> p = einc.api.plan_for("akb,jk->jba", [(384, 64, 384), (24, 64)], "bfloat16", backend="cuda")
@@ -59,8 +63,7 @@ def _aligned(values) -> bool:
     return all(int(v) % 8 == 0 for v in values)
 
 
-def _smem(np_, kc, mi, bx, s, kfast, order, out_item, bk=BK):
-    bm = 128 * mi
+def _smem(np_, kc, bm, bx, s, kfast, order, out_item, bk=BK):
     by = bm // bx
     pitch = bk * 2 + 16 if kfast else bm * 2 + 16
     stage = (bm if kfast else bk) * pitch
@@ -119,49 +122,51 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     kc_max = max(bk, ((B_BYTES // NP - 16) // 2) // bk * bk)
     KC = min(kc_max, max(bk, _cdiv(K, bk) * bk))
 
+    nt = int(os.environ.get("EINC_SKINNY_MMA_NT", NT))
+
     def config(mi):
-        bm = 128 * mi
+        bm = mi * nt // 2
         bx = bm if one_axis else (16 if mi == 2 else 8) if order == 1 else 32
         bx = min(bm, int(os.environ.get("EINC_SKINNY_MMA_BX", 0)) or bx) if not one_axis else bx
-        minb = 2 if mi == 2 else 3
+        minb = 1 if nt == 512 else 2 if mi == 2 else 3
         s = next((s for s in range(MAX_STAGES, 2, -1)
-                  if minb * (_smem(NP, KC, mi, bx, s, kfast, order, out_item, bk) + 1024) <= SMEM_PER_SM), 3)
-        smem = _smem(NP, KC, mi, bx, s, kfast, order, out_item, bk)
+                  if minb * (_smem(NP, KC, bm, bx, s, kfast, order, out_item, bk) + 1024) <= SMEM_PER_SM), 3)
+        smem = _smem(NP, KC, bm, bx, s, kfast, order, out_item, bk)
         per_sm = max(1, min(minb, SMEM_PER_SM // (smem + 1024)))
         tiles = R * _cdiv(U, bx) * _cdiv(V, bm // bx)
         slots = SM_COUNT * per_sm
-        eff = tiles / (_cdiv(tiles, slots) * slots) if tiles else 1.0
-        return dict(mi=mi, bm=bm, bx=bx, by=bm // bx, minb=minb, s=s, smem=smem, tiles=tiles, slots=slots, eff=eff)
+        return dict(mi=mi, bm=bm, bx=bx, by=bm // bx, minb=minb, s=s, smem=smem, tiles=tiles, slots=slots)
 
-    forced = mi or int(os.environ.get("EINC_SKINNY_MMA_MI", 0))
-    if forced:
-        c = config(forced)
-    else:  # the fuller last wave; two m16 tiles a warp unless one is clearly better
-        c2, c1 = config(2), config(1)
-        c = c1 if c1["eff"] > c2["eff"] + 0.05 else c2
+    # two m16 tiles a warp (2 blocks an SM) for M-fast A, one (3 blocks) for K-fast A: the
+    # faster of the two on all eight TCCG intensli cases (notes_skinny_mma.md, call 3); the
+    # last wave's fill did not predict it (akb: 0.73 at MI = 2, 0.97 at 1, MI = 2 faster)
+    c = config(mi or int(os.environ.get("EINC_SKINNY_MMA_MI", 0)) or (1 if kfast else 2))
     c["s"] = int(os.environ.get("EINC_SKINNY_MMA_S", c["s"]))
-    c["smem"] = _smem(NP, KC, c["mi"], c["bx"], c["s"], kfast, order, out_item, bk)
+    c["smem"] = _smem(NP, KC, c["bm"], c["bx"], c["s"], kfast, order, out_item, bk)
     tiles_x, tiles_y = _cdiv(U, c["bx"]), _cdiv(V, c["by"])
     tiles = R * tiles_x * tiles_y
-    assert tiles < 2 ** 31, "the kernel decodes tiles in 32 bits"
+    assert tiles < 2 ** 31 and K < 2 ** 31, "the kernel decodes tiles and counts k in 32 bits"
 
     words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2], KC,
              U0, x2s[1], x2s[0], tiles, ("table", 0), ("table", 1), ("table", 2)]
     words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
-    nt = len(tables)
-    words += [("table", nt - 2), ("table", nt - 1)]
+    ntab = len(tables)
+    words += [("table", ntab - 2), ("table", ntab - 1)]
 
     tout, tcn, _, _ = _types(dtypes, compute)
     op, tag = _OPS[dtypes[1].name]
     flags = (kfast, vec, tab_k, lay.b_kfast)
-    key = (VERSION, "skinny_mma", NP, c["mi"], c["bx"], c["s"], bk, c["minb"], flags, order, lay.ta, dtypes[0].name,
-           compute.name, tuple(d.name for d in dtypes[1:]))
+    # the read-out unrolled over all NP columns: 3-19% on the intensli cases; at MI = 1 (80
+    # registers) it spills a few bytes but in the K-fast 16-byte kernel
+    eu = int(os.environ.get("EINC_SKINNY_MMA_EU", 1 if c["mi"] == 2 or (kfast and vec) else 0))
+    key = (VERSION, "skinny_mma", NP, c["mi"], c["bx"], c["s"], bk, eu, nt, c["minb"], flags, order, lay.ta,
+           dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
     name = _name("skinny_mma", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyMmaTile<{c['mi']}, {NP}, {c['bx']}, {c['s']}, {bk}>", op, *map(b, flags), str(order),
-                       tout, tcn])
+    targs = ", ".join([f"EincSkinnyMmaTile<{c['mi']}, {NP}, {c['bx']}, {c['s']}, {bk}, {eu}, {nt}>", op,
+                       *map(b, flags), str(order), tout, tcn])
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
-    spec = (f"extern \"C\" __global__ void __launch_bounds__({NT}, {c['minb']})\n"
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({nt}, {c['minb']})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
             f"  einc_skinny_mma<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
     box = f"{c['bm']} consecutive X" if one_axis else f"{c['bx']} X x {c['by']} Y"
@@ -180,12 +185,12 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
                   f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
     grid = max(1, min(tiles, c["slots"]))
-    launch = [f"launch:   1-D grid-stride over {tiles} tiles on {grid} blocks ({c['slots']} resident), {NT} threads; "
+    launch = [f"launch:   1-D grid-stride over {tiles} tiles on {grid} blocks ({c['slots']} resident), {nt} threads; "
               f"{c['smem']} bytes of dynamic shared memory",
-              f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
+              f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {ntab} offset table(s)"]
     header = _header(step, family, dtypes, compute, modes_line, launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "mma.cuh", "skinny_mma.cuh"], spec)
     aligned = (lay.ta,) if vec else ()
     fallback = emit_skinny_mma(step, dtypes, compute, vec=False, mi=c["mi"]) if vec else None
-    return CudaStepKernel(name, source, key, (grid, 1, 1), (NT, 1, 1), c["smem"], tuple(tables), 8 * len(words),
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (nt, 1, 1), c["smem"], tuple(tables), 8 * len(words),
                           tuple(words), aligned, fallback)

@@ -11,8 +11,8 @@
 // (offset tables ra/rb/rc), X may fold a second M mode x2 (flat x = x + u0 * x2), K is
 // one stride or tables (TAB_K), N is tables.
 //
-// Ownership: a block of NT = 256 threads (8 warps) owns one tile: BX X values x BY Y
-// values (BM = BX * BY = 128 * MI rows; ONE_AXIS steps have BY = 1) of one rest index,
+// Ownership: a block of NT = 256 (or 512) threads owns one tile: BX X values x BY Y
+// values (BM = BX * BY = 16 MI NT / 32 rows; ONE_AXIS steps have BY = 1) of one rest index,
 // times all N columns padded to NP (a multiple of 8). Tile row m is (x0 + m % BX,
 // y0 + m / BX). Warp w owns rows [16 MI w, 16 MI (w + 1)): MI m16 tiles times NP / 8 n8
 // tiles of accumulators.
@@ -53,9 +53,11 @@
 #include "skinny.cuh"
 #include "mma.cuh"
 
-template <int MI_, int NP_, int BX_, int S_, int BK_ = 32> struct EincSkinnyMmaTile {
-  static constexpr int MI = MI_, NP = NP_, BX = BX_, S = S_, BK = BK_;
-  static constexpr int NT = 256, BM = 128 * MI, BY = BM / BX, NI = NP / 8;
+template <int MI_, int NP_, int BX_, int S_, int BK_ = 32, int EU_ = 0, int NT_ = 256> struct EincSkinnyMmaTile {
+  static constexpr int MI = MI_, NP = NP_, BX = BX_, S = S_, BK = BK_, NT = NT_;
+  static constexpr bool EU = EU_ != 0;  // read-out over all NP columns unrolled (its loads overlap)
+  static constexpr int BM = MI * NT / 2, BY = BM / BX, NI = NP / 8;  // 16 MI rows a warp
+  static_assert(NT == 256 || NT == 512, "8 or 16 warps");
   static_assert(BK == 32 || BK == 64, "k per slice: whole ldmatrix.x4 B loads of 32 k");
   static_assert(MI == 1 || MI == 2, "16 or 32 rows a warp");
   static_assert(NP % 8 == 0 && NP <= 32, "whole n8 tiles, at most 32 columns");
@@ -145,9 +147,12 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
   static_assert(!VEC || KFAST || NT % MQ == 0, "whole pieces per k");
   long long l_item = blockIdx.x;
   int l_kt = 0;
+  // VEC: l_row[j] is the A offset of this thread's piece j at k = 0 (K-fast) or of its next
+  // piece 0 (M-fast: advanced a slice at a time; TAB_K adds the table's offset to the row's)
   long long l_row[NR];
   unsigned l_ok = 0;  // bit j: l_row[j] is in the box
   int l_bytes = 0;    // VEC M-fast: bytes of the piece in range (0: none)
+  const int K32 = static_cast<int>(p.K);  // (the emitter keeps K below 2^31)
   auto l_setup = [&]() {
     if (l_item >= tiles) return;
     long long x0, y0, r;
@@ -158,12 +163,12 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
       for (int j = 0; j < NJ; ++j) {
         const int m = lrow + RSTEP * j;
         const long long x = x0 + m % BX, y = y0 + m / BX;
-        l_row[j] = a_row(x, y, ar);
+        l_row[j] = a_row(x, y, ar) + lk0;
         l_ok = (l_ok & ~(1u << j)) | static_cast<unsigned>(x < p.U && y < p.V) << j;
       }
     } else {
       const long long x = x0 + lrow % BX, y = y0 + lrow / BX;
-      l_row[0] = a_row(x, y, ar);
+      l_row[0] = a_row(x, y, ar) + (VEC && !TAB_K ? lk0 * p.a_k : 0);
       l_ok = x < p.U && y < p.V;
       if constexpr (VEC) l_bytes = !l_ok ? 0 : p.U - x >= 8 ? 16 : 2 * static_cast<int>(p.U - x);
     }
@@ -171,22 +176,23 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
   auto l_issue = [&](int stage) {  // slice l_kt of tile l_item into `stage`, then advance
     if (l_item >= tiles || nk == 0) return;
     const unsigned dst0 = sR + stage * Ring::STAGE;
-    const long long kb = static_cast<long long>(l_kt) * BK;
+    const int kb = l_kt * BK;
     if constexpr (VEC && KFAST) {
-      const long long k = kb + lk0;
-      const int nb = k >= p.K ? 0 : p.K - k >= 8 ? 16 : 2 * static_cast<int>(p.K - k);
+      const int left = K32 - (kb + lk0), nb = left <= 0 ? 0 : left >= 8 ? 16 : 2 * left;
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
         const bool ok = ((l_ok >> j) & 1) && nb > 0;
-        einc_smma_cp16(dst0 + Ring::at(lrow + RSTEP * j, lk0), ok ? A + l_row[j] + k : A, ok ? nb : 0);
+        einc_smma_cp16(dst0 + Ring::at(lrow + RSTEP * j, lk0), ok ? A + l_row[j] + kb : A, ok ? nb : 0);
       }
     } else if constexpr (VEC) {
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
         const int kl = lk0 + KSTEP * j;
-        const bool ok = l_bytes > 0 && kb + kl < p.K;
-        einc_smma_cp16(dst0 + Ring::at(lrow, kl), ok ? A + l_row[0] + a_koff(kb + kl) : A, ok ? l_bytes : 0);
+        const bool ok = l_bytes > 0 && kb + kl < K32;
+        const long long off = TAB_K ? l_row[0] + (ok ? __ldg(p.ta_k + kb + kl) : 0) : l_row[0] + j * KSTEP * p.a_k;
+        einc_smma_cp16(dst0 + Ring::at(lrow, kl), ok ? A + off : A, ok ? l_bytes : 0);
       }
+      if constexpr (!TAB_K) l_row[0] += BK * p.a_k;
     } else {
       constexpr int U = NJ < 8 ? NJ : 8;  // loads in flight before their stores
 #pragma unroll
@@ -316,7 +322,13 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
       if (x < p.U && y < p.V) {
         TOut* __restrict__ crow = C + c_rest + einc_skinny_xoff(x, p, p.c_x, p.c_x2) + y * p.c_y;
         const TOut* srow = Cs + xl * Stg::SX + yl * Stg::SY;
-        for (int n = tid / BM; n < p.N; n += NT / BM) crow[__ldg(p.tc_n + n)] = srow[n * Stg::SN];
+        if constexpr (Cfg::EU) {
+#pragma unroll
+          for (int n = tid / BM; n < NP; n += NT / BM)
+            if (n < p.N) crow[__ldg(p.tc_n + n)] = srow[n * Stg::SN];
+        } else {
+          for (int n = tid / BM; n < p.N; n += NT / BM) crow[__ldg(p.tc_n + n)] = srow[n * Stg::SN];
+        }
       }
     }
   }
