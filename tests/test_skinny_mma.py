@@ -6,8 +6,9 @@ tabled K, the three epilogue orders, one and two m16 tiles a warp, swapped opera
 compiles with NVRTC for sm_90 without spills, the dispatch picks it for the intensli
 shapes, and steps below the tensor cores' work threshold (the CPU emulator's) keep the
 converting path. On the GPU: all eight TCCG intensli layouts at reduced sizes, ragged N and
-K (N = 1, 7, 24, 32; K = 0, 1, 15, 17, several B chunks), views one element off alignment,
-batch and rest modes, both dtypes, outputs poisoned with NaN.
+K (N = 2, 7, 24, 32; K = 0, 2, 15, 17, several B chunks: an extent-1 N or K mode is no
+group, so N = 1 or K = 1 never reaches skinny), views one element off alignment, batch and
+rest modes, both dtypes, outputs poisoned with NaN.
 """
 
 import numpy as np
