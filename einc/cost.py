@@ -368,7 +368,8 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     # case alike, K = 36 to 384: benchmarks/notes_skinny_mma.md), 0.38 of copy bandwidth
     access = 0.38 if family == "skinny/mma" else ACCESS["skinny"]
     memory = nbytes / (profile.bandwidth * access)
-    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, "skinny", te)
+    kernel = "skinny_mma" if family == "skinny/mma" else "skinny"  # (the family emit_skinny dispatches to)
+    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, kernel, te)
 
 
 # The tensor-core kernels on a GEMM whose N is small (TCCG intensli bf16, N = 24, H200):

@@ -204,3 +204,17 @@ def test_gpu_full_size_bf16(subs):
     """The real intensli sizes on the plan's own choice (the tensor-core skinny kernel)."""
     api._EXECUTABLES.clear()
     _run(subs, _full(subs), "bfloat16")
+
+
+def test_explain_names_the_kernel_that_runs():
+    """The cost model's label for a skinny step is the family emit_skinny dispatches to:
+    skinny_mma for the 16-bit intensli shapes, skinny for fp32 and for the small fp16 steps
+    that keep the converting path."""
+    from einc.cost import predict_step
+    for shapes, dtype, family in [([(96, 96, 84, 96), (24, 96)], "bfloat16", "skinny_mma"),
+                                  ([(96, 96, 84, 96), (24, 96)], "float16", "skinny_mma"),
+                                  ([(96, 96, 84, 96), (24, 96)], "float32", "skinny")]:
+        p = api.plan_for("akbc,jk->cjba", shapes, dtype, backend="cuda")
+        s = p.steps[-1]
+        assert predict_step(p, s).family == family
+        assert emit_step(p, s, "sm_90").name.startswith(f"einc_{family}_")
