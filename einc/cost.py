@@ -365,7 +365,7 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     flops = 2 * M * N * K * batch
     compute_s = flops / (profile.peak(family) * te) if flops else 0.0
     # skinny_mma streams at 1.45-1.75 TB/s on TCCG's eight intensli cases (bf16, H200, every
-    # case alike, K = 36 to 384: benchmarks/notes_skinny_mma.md), 0.38 of copy bandwidth
+    # case alike, K = 36 to 384: benchmarks/NOTES.md, session 7), 0.38 of copy bandwidth
     access = 0.38 if family == "skinny/mma" else ACCESS["skinny"]
     memory = nbytes / (profile.bandwidth * access)
     kernel = "skinny_mma" if family == "skinny/mma" else "skinny"  # (the family emit_skinny dispatches to)

@@ -7,7 +7,7 @@ tile goes raw into a shared ring (16-byte cp.async where its unit stride allows)
 in shared memory in fragment order, and mma.sync.m16n8k16 does the arithmetic, so the
 kernel is left with streaming A.
 
-Experiment switches (each measured on the H200, notes_skinny_mma.md): EINC_SKINNY_MMA_MI (m16
+Experiment switches (each measured on the H200, benchmarks/NOTES.md, session 7): EINC_SKINNY_MMA_MI (m16
 tiles a warp, 1 or 2), _BX (the box's X extent), _BK (32 or 64 k a slice), _S (ring stages),
 _EU (read-out unrolled), _NT (512 threads a block).
 
@@ -138,7 +138,7 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
         return dict(mi=mi, bm=bm, bx=bx, by=bm // bx, minb=minb, s=s, smem=smem, tiles=tiles, slots=slots)
 
     # two m16 tiles a warp (2 blocks an SM) for M-fast A, one (3 blocks) for K-fast A: the
-    # faster of the two on all eight TCCG intensli cases (notes_skinny_mma.md, call 3); the
+    # faster of the two on all eight TCCG intensli cases (benchmarks/NOTES.md, session 7, call 3); the
     # last wave's fill did not predict it (akb: 0.73 at MI = 2, 0.97 at 1, MI = 2 faster)
     c = config(mi or int(os.environ.get("EINC_SKINNY_MMA_MI", 0)) or (1 if kfast else 2))
     c["s"] = int(os.environ.get("EINC_SKINNY_MMA_S", c["s"]))
