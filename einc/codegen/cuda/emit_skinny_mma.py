@@ -177,7 +177,8 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     family = (f"skinny_mma (tensor cores: mma.sync m16n8k16 {tag}, fp32 accumulate): every block owns {box} "
               f"rows of one rest index and all {N} columns (padded to {NP}), {c['mi']} m16 tile(s) a warp; "
               f"A raw in a {c['s']}-stage shared ring of {bk}-k slices fed across tiles, {a_how}; "
-              f"B raw in shared memory as [n][k] ({'all of K, loaded once per block' if KC >= K else f'chunks of {KC} k'}); "
+              f"B raw in shared memory as [n][k] "
+              f"({'all of K, loaded once per block' if KC >= K else f'chunks of {KC} k'}); "
               f"C converted, staged through shared memory and stored along "
               + ("Y (its unit stride)" if order == 1 else "N (its unit stride)" if order == 2 else "X")
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
