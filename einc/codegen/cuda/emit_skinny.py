@@ -130,6 +130,33 @@ def skinny_applies(step: Step, dtypes, compute) -> bool:
     return _gett_applies(step, dtypes, compute) and skinny_layout(step) is not None
 
 
+def skinny_meta(lay: SkinnyLayout, kc: int, whole: int, tiles_x: int, tiles_y: int) -> tuple:
+    """(tables, words): EincSkinnyMeta's offset tables (rest in A, B, C; K in A and B when
+    tabled; N in B and C) and its fields in order, shared by skinny and skinny_mma."""
+    rest = [_group_offsets(lay.rest, t) for t in (1, 2, 0)]
+    tab_k = len(lay.k) > 1
+    tables = rest + ([_group_offsets(lay.k, 1), _group_offsets(lay.k, 2)] if tab_k else [])
+    tables += [_group_offsets(lay.n, 2), _group_offsets(lay.n, 0)]
+    ext = lambda modes: int(np.prod([e for e, _ in modes], dtype=np.int64)) if modes else 1
+    ys = lay.y[1] if lay.y else (0, 0, 0)
+    k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
+    x2s = lay.x2[1] if lay.x2 else (0, 0, 0)
+    U0 = lay.x[0]
+    U = U0 * (lay.x2[0] if lay.x2 else 1)
+    words = [U, lay.y[0] if lay.y else 1, ext(lay.n), ext(lay.k), len(rest[0]), tiles_x, tiles_y, lay.x[1][1],
+             ys[1], lay.x[1][0], ys[0], k1[1], k1[2], kc, U0, x2s[1], x2s[0], whole,
+             ("table", 0), ("table", 1), ("table", 2)]
+    words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
+    words += [("table", len(tables) - 2), ("table", len(tables) - 1)]
+    return tables, words
+
+
+def skinny_modes_line(lay: SkinnyLayout) -> str:
+    L = lay.labels
+    return (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
+            f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
+
+
 def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     from .emit_skinny_mma import emit_skinny_mma, skinny_mma_applies
     if skinny_mma_applies(step, dtypes, compute):  # fp16/bf16: tensor cores (skinny_mma.cuh)
@@ -165,8 +192,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     U0 = lay.x[0]
     U = U0 * (lay.x2[0] if lay.x2 else 1)  # flat X
     V = lay.y[0] if lay.y else 1
-    rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
-    R = len(rest_c)
+    R = int(np.prod([e for e, _ in lay.rest], dtype=np.int64))  # rest indices (tables: skinny_meta)
     tiles_x = _cdiv(U, 32 * TY if one_axis else 32)
     tiles_y = 1 if one_axis else _cdiv(V, TY)
     tiles = R * tiles_x * tiles_y
@@ -187,14 +213,6 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     st = int(os.environ.get("EINC_SKINNY_S", st))
     smem = smem_for(st)
 
-    tables = [rest_a, rest_b, rest_c]
-    if tab_k:
-        tables += [_group_offsets(lay.k, 1), _group_offsets(lay.k, 2)]
-    n_b, n_c = _group_offsets(lay.n, 2), _group_offsets(lay.n, 0)
-    tables += [n_b, n_c]
-    ys = lay.y[1] if lay.y else (0, 0, 0)
-    k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
-    x2s = lay.x2[1] if lay.x2 else (0, 0, 0)
     # Resident blocks: the fp32/int32 async kernels run two per SM (the 128-register cap,
     # and smem for two); a last wave of at most half of them runs its tiles as halves
     # (RM / 2 rows per thread), so it takes half as long. The grid is then exactly the
@@ -206,11 +224,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
              and os.environ.get("EINC_SKINNY_TAIL") != "0")
     whole = tiles - last if split else tiles
     items = 2 * tiles - whole
-    words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2], KC,
-             U0, x2s[1], x2s[0], whole, ("table", 0), ("table", 1), ("table", 2)]
-    words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
+    tables, words = skinny_meta(lay, KC, whole, tiles_x, tiles_y)
     nt = len(tables)
-    words += [("table", nt - 2), ("table", nt - 1)]
 
     flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast, lay.stage_n)
     # k unrolled in the M-fast multiply: 8 (the whole slice) measured 5-7% faster than 2 on the
@@ -236,9 +251,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
               + ("C staged through shared memory and stored along Y" if lay.stage_c
                  else "C staged per warp and stored row by row (N-fast)" if lay.stage_n else "C stored per row")
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
-    L = lay.labels
-    modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
-                  f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
+    modes_line = skinny_modes_line(lay)
     launch = [f"launch:   1-D grid-stride over {tiles} tiles"
               + (f" ({tiles - whole} of them as two halves: the last wave of {slots} resident blocks)" if split else "")
               + f", 256 threads; {smem} bytes of dynamic shared memory",

@@ -82,7 +82,7 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     """The tensor-core skinny kernel for ``step`` (skinny_mma_applies() first); when it
     copies A in 16-byte pieces, ``fallback`` is its element-path twin for an A that
     arrives misaligned (``vec=False`` builds that twin)."""
-    from .emit_skinny import skinny_layout
+    from .emit_skinny import skinny_layout, skinny_meta, skinny_modes_line
     lay = skinny_layout(step, min_rows=1)
     assert lay is not None
     N = int(np.prod([e for e, _ in lay.n], dtype=np.int64)) if lay.n else 1
@@ -99,19 +99,15 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     U0 = lay.x[0]
     U = U0 * (lay.x2[0] if lay.x2 else 1)
     V = lay.y[0] if lay.y else 1
-    rest_c, rest_a, rest_b = (_group_offsets(lay.rest, t) for t in (0, 1, 2))
-    R = len(rest_c)
+    R = int(np.prod([e for e, _ in lay.rest], dtype=np.int64))
     ys = lay.y[1] if lay.y else (0, 0, 0)
     x2s = lay.x2[1] if lay.x2 else (0, 0, 0)
     k1 = lay.k[0][1] if len(lay.k) == 1 else (0, 0, 0)
-    tables = [rest_a, rest_b, rest_c]
-    if tab_k:
-        tables += [_group_offsets(lay.k, 1), _group_offsets(lay.k, 2)]
-    tables += [_group_offsets(lay.n, 2), _group_offsets(lay.n, 0)]
     # 16-byte pieces: every offset a piece starts at is a multiple of 8 elements (the
     # pointer's alignment is checked at launch: `aligned`, else the element twin)
+    rest_a = _group_offsets(lay.rest, 1)
     if mfast:
-        koffs = tables[3] if tab_k else [k1[1]]
+        koffs = _group_offsets(lay.k, 1) if tab_k else [k1[1]]
         vec = vec and _aligned([ys[1], x2s[1], *koffs]) and _aligned(rest_a)
     elif kfast and not tab_k:
         vec = vec and _aligned([lay.x[1][1], ys[1], x2s[1]]) and _aligned(rest_a)
@@ -147,11 +143,8 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     tiles = R * tiles_x * tiles_y
     assert tiles < 2 ** 31 and K < 2 ** 31, "the kernel decodes tiles and counts k in 32 bits"
 
-    words = [U, V, N, K, R, tiles_x, tiles_y, lay.x[1][1], ys[1], lay.x[1][0], ys[0], k1[1], k1[2], KC,
-             U0, x2s[1], x2s[0], tiles, ("table", 0), ("table", 1), ("table", 2)]
-    words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
+    tables, words = skinny_meta(lay, KC, tiles, tiles_x, tiles_y)  # every tile whole
     ntab = len(tables)
-    words += [("table", ntab - 2), ("table", ntab - 1)]
 
     tout, tcn, _, _ = _types(dtypes, compute)
     op, tag = _OPS[dtypes[1].name]
@@ -182,9 +175,7 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
               f"C converted, staged through shared memory and stored along "
               + ("Y (its unit stride)" if order == 1 else "N (its unit stride)" if order == 2 else "X")
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
-    L = lay.labels
-    modes_line = (f"rest {' '.join(L['rest']) or '-'} | big {' '.join(L['big'])} | small {' '.join(L['n'])} | "
-                  f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
+    modes_line = skinny_modes_line(lay)
     grid = max(1, min(tiles, c["slots"]))
     launch = [f"launch:   1-D grid-stride over {tiles} tiles on {grid} blocks ({c['slots']} resident), {nt} threads; "
               f"{c['smem']} bytes of dynamic shared memory",

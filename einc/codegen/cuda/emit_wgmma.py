@@ -80,8 +80,8 @@ def choose_tile(step: Step) -> str:
         # many B rows per slice): bf16 njmi,mknl 2.97 -> 2.30 ms, lnim,kmjn 3.08 -> 2.35
         # (session 7, scripts/tile_sweep.py, same run; untabled 7248^3 keeps 128x256: 1.11 vs 1.29).
         order = ("wgmma256x128ws", "wgmma128x256ws") if lay.tabled["n"] else ("wgmma128x256ws", "wgmma256x128ws")
-        dims = {"wgmma128x256ws": (128, 256), "wgmma256x128ws": (256, 128)}
-        fits = [(area(*dims[t]), i, t) for i, t in enumerate(order) if tiles(*dims[t]) >= SM_COUNT]
+        dims = lambda t: WGMMA_TILES[t][:2]
+        fits = [(area(*dims(t)), i, t) for i, t in enumerate(order) if tiles(*dims(t)) >= SM_COUNT]
         if fits:
             return min(fits)[2]
         return "wgmma128x128"
