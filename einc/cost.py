@@ -101,7 +101,10 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "gett": 1.0,
           "skinny": 0.9,  # every input byte once, 32-byte sectors or better: guess
           "smallmn": 0.85,  # both operands along their unit-stride K modes, runs of 4-8: guess
-          "smallmn/gather": 0.25}  # an operand with no unit stride in K: 4-byte gathers (guess)
+          "smallmn/gather": 0.25,  # an operand with no unit stride in K: 4-byte gathers (guess)
+          "stream": 0.85}  # C stored along its unit stride, runs of 24+ (guess)
+# the stream kernel's multiply-add rate relative to the SIMT family's peak (guess)
+STREAM_RATE = 0.8
 LOOP_TERM_S = 30e-9  # one summed term per lane: L2 latency over 4 accumulators in flight (guess)
 TIE = 0.10  # predictions closer than this are within the model's error
 # gett or reduce: the loop kernels' rate on a GEMM is a guess, so the model overrides the
@@ -408,6 +411,32 @@ def skinny_pays(step, in_dtypes, res_dtype, compute, precision="highest", profil
     return mine <= other.seconds * (1 + TIE)  # a tie (K = 0: no work) goes to skinny
 
 
+def stream_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:
+    """Whether a CUDA gett step should run on the stream kernel (emit_stream.py): it applies
+    (fp32, K <= emit_stream.K_MAX) and has its shape (the output dominates, several
+    waves of tiles). A rule, not a comparison: the tiled prediction of such a step is
+    latency-bound far from its model (GATHER's ccsd_t note)."""
+    from .codegen.cuda.emit_stream import stream_applies, stream_shape
+    dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
+    forced = _forced("EINC_STREAM", lambda: stream_applies(step, dtypes, np.dtype(compute)))
+    return forced if forced is not None else stream_shape(step)
+
+
+def predict_stream(step, in_dtypes, compute, profile=H200) -> Prediction:
+    """The stream kernel: compute at the SIMT family's peak times STREAM_RATE, K padded to
+    a multiple of 8, and the waves of its two resident blocks per SM; memory as gett's."""
+    from .codegen.cuda.emit_stream import BLOCKS_PER_SM, BM, BN
+    M, N, K, batch = _groups(step.modes)
+    te = tile_efficiency(M, N, K, BM, BN, 8)
+    we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms * BLOCKS_PER_SM)
+    flops = 2 * M * N * K * batch
+    family = gett_family(in_dtypes, compute)
+    compute_s = flops / (profile.peak(family) * STREAM_RATE * te * we) if flops else 0.0
+    memory = step.bytes / (profile.bandwidth * ACCESS["stream"])
+    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
+                      f"stream {BM}x{BN}", te, we)
+
+
 def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
     """The smallmn kernel (emit_smallmn.py) on ``step`` (its batch modes: one block each):
     compute at the family's peak times the micro-tile's padding and idle lanes, the K box's
@@ -542,6 +571,10 @@ def predict_step(plan, step, profile=None) -> Prediction:
         from .codegen.cuda.emit_smallmn import smallmn_layout
         if smallmn_layout(step, 0) is not None:
             return predict_smallmn(step, dtypes[1:], compute, profile)
+    if gemm and config_tile(step) == "stream":
+        from .codegen.cuda.emit_stream import stream_applies
+        if stream_applies(step, dtypes, compute):
+            return predict_stream(step, dtypes[1:], compute, profile)
     if gemm and config_tile(step) == "skinny":
         from .codegen.cuda.emit_skinny import skinny_layout
         lay = skinny_layout(step)

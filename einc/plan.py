@@ -18,7 +18,7 @@ import numpy as np
 
 from . import tuned as _tuned
 from .cost import (TIE, config_tile, gemm_strategy, gett_config, gett_family, predict_split, profile_for,
-                   skinny_pays, smallmn_pays)
+                   skinny_pays, smallmn_pays, stream_pays)
 from .dtypes import accumulator, kind as dtype_kind
 from .errors import EincValueError
 from .ir import Bound, Buffer, EllipsisDim, Layout, Mode, Plan, Step
@@ -129,6 +129,8 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
             config = (("tile", "skinny"),)
         elif smallmn_pays(draft, in_dtypes, res_dtype, compute):
             config = (("tile", "smallmn"),)
+        elif stream_pays(draft, in_dtypes, res_dtype, compute):
+            config = (("tile", "stream"),)
     if choice in ("generic", "reduce"):
         if choice == "generic":
             free = [j for j, m in enumerate(modes) if m.kind not in ("sum", "k")]
@@ -573,7 +575,7 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
     if step.strategy == "reduce":
         return _split_reduce_factor(step)
-    if step.strategy != "gett" or config_tile(step) == "smallmn":  # (it splits K itself)
+    if step.strategy != "gett" or config_tile(step) in ("smallmn", "stream"):  # (K itself / all K in one slice)
         return 1
     k_total = size("k")
     cands = _split_candidates(k_total, [m.extent for m in _summed_outer_first(step)])

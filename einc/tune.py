@@ -61,8 +61,8 @@ def decision_points(t: Tuned) -> list:
 
 def candidates(t: Tuned, k: int, precision=None) -> list:
     """Every choice for decision point k: reduce, then gett per tile and K split, the
-    skinny kernel where the step has a small group, and the smallmn kernel where its whole
-    output is small and K long."""
+    skinny kernel where the step has a small group, the smallmn kernel where its whole
+    output is small and K long, and the stream kernel where K is short (fp32)."""
     from .plan import _split_candidates, _summed_outer_first
     step, in_dtypes = t.seen[k]
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
@@ -74,7 +74,10 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     skinny = [Choice("gett", SKINNY, 1)] if skinny_layout(step) is not None else []  # a small N or M group
     from .codegen.cuda.emit_smallmn import TILE as SMALLMN, smallmn_layout
     small = [Choice("gett", SMALLMN, 1)] if smallmn_layout(step) is not None else []  # a small output, long K
-    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits] + skinny + small
+    from .codegen.cuda.emit_stream import TILE as STREAM, stream_applies
+    dts = [np.dtype(step.compute)] + [np.dtype(d) for d in in_dtypes]
+    stream = [Choice("gett", STREAM, 1)] if stream_applies(step, dts, step.compute) else []  # a short K
+    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits] + skinny + small + stream
 
 
 def same(a: Choice, b: Choice) -> bool:

@@ -82,7 +82,7 @@ class Tuned:
         from .codegen.cuda.emit import GETT_TILES
         from .cost import config_tile
         c = self.picks.get(k)
-        if step.strategy == "gett" and c is not None and (c.tile in GETT_TILES or c.tile in ("skinny", "smallmn")):
+        if step.strategy == "gett" and c is not None and (c.tile in GETT_TILES or c.tile in ("skinny", "smallmn", "stream")):
             rest = tuple(x for x in step.config if not (isinstance(x, tuple) and x[:1] == ("tile",)))
             step = replace(step, config=rest + (("tile", c.tile),))
         if k in self.used and step.strategy == "gett":

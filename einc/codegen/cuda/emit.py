@@ -128,8 +128,9 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
     accepted so that tile choices may depend on it later. ``gett_tile`` forces one of
     ``GETT_TILES`` (the SIMT kernel, even where tensor cores apply) or of
     ``emit_mma.MMA_TILES`` (tests use it to run the large tiles on small problems), or
-    ``"skinny"`` (emit_skinny.py) for a step with a small N or M group, or ``"smallmn"``
-    (emit_smallmn.py) for a step whose whole output is small.
+    ``"skinny"`` (emit_skinny.py) for a step with a small N or M group, ``"smallmn"``
+    (emit_smallmn.py) for a step whose whole output is small, or ``"stream"``
+    (emit_stream.py) for a short-K step whose output is the traffic.
     """
     dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype)
                                                             for o in step.operands]
@@ -143,6 +144,9 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
             return emit_smallmn(step, dtypes, compute)
         if (gett_tile or planned) == SKINNY and skinny_layout(step, 1) is not None:
             return emit_skinny(step, dtypes, compute)
+        from .emit_stream import TILE as STREAM, emit_stream, stream_applies
+        if (gett_tile or planned) == STREAM and stream_applies(step, dtypes, compute):
+            return emit_stream(step, dtypes, compute)
         from .emit_mma import MMA_TILES, emit_mma, mma_op
         from .emit_wgmma import WGMMA_TILES, emit_wgmma
         op = None if gett_tile in GETT_TILES else mma_op(step, dtypes, compute, plan.precision)

@@ -267,6 +267,74 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
   }
 }
 
+// The masked store of a thread's RM x RN accumulators (rows (i/4)*(BM/(RM/4)) + ty*4 + i%4,
+// columns alike with tx) into C at tile (bi, m0, n0), converted through the compute type
+// TC to the output's dtype. Shared by the gett and stream kernels.
+template <int BM, int BN, int RM, int RN, bool TAB_B, bool TAB_M, bool TAB_N, class TC, class TOut, class TA>
+__device__ __forceinline__ void einc_gett_store(TOut* __restrict__ C, const TA (&acc)[RM][RN], const EincGettMeta& p,
+                                                long long bi, long long m0, long long n0, int tx, int ty) {
+  const long long c_base = einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
+  if constexpr (TAB_N) {
+    // Tabled columns come in runs of 4 per thread (j / 4 = g): each run's offset is
+    // looked up once per tile, and a run C holds contiguously and aligned goes out as
+    // one vector store (TCCG ccsd_t, K = 24, is all epilogue: 0.5 -> 0.9x torch.einsum).
+    long long coff[RN / 4];
+    bool cvec[RN / 4];
+#pragma unroll
+    for (int g = 0; g < RN / 4; ++g) {
+      const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
+      coff[g] = n < p.N ? __ldg(p.tc_n + n) : 0;
+      cvec[g] = n + 3 < p.N && __ldg(p.tc_n + n + 3) == coff[g] + 3;
+    }
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
+      if (m < p.M) {
+        TOut* __restrict__ c_row = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m);
+#pragma unroll
+        for (int g = 0; g < RN / 4; ++g) {
+          TOut* __restrict__ q = c_row + coff[g];
+          if (cvec[g] && (reinterpret_cast<unsigned long long>(q) & (4 * sizeof(TOut) - 1)) == 0) {
+            EincVec<TOut, 4> w;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) w.v[e] = EincStore<TOut>::f(cast<TC>(acc[i][4 * g + e]));
+            *reinterpret_cast<EincVec<TOut, 4>*>(q) = w;
+          } else {
+            const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              if (n + e < p.N) store_as<TC>(c_row + __ldg(p.tc_n + n + e), acc[i][4 * g + e]);
+            }
+          }
+        }
+      }
+    }
+  } else {
+    // Strided columns walk a pointer (one add per element) rather than keep 64-bit
+    // offsets live: the vector-store variant above cost the 4096^3 fp32 GEMM 0.75 ->
+    // 0.69x cuBLAS (register pressure in the main loop at the 128-register cap).
+    const long long n_first = n0 + tx * 4;
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+      const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
+      if (m < p.M) {
+        TOut* __restrict__ q = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m) + n_first * p.c_n;
+#pragma unroll
+        for (int j = 0; j < RN; ++j) {
+          const long long n = n_first + (j / 4) * (BN / (RN / 4)) + (j % 4);
+          if (n < p.N) store_as<TC>(q, acc[i][j]);
+          if (j % 4 == 3) {
+#pragma unroll
+            for (int s = 0; s < BN / (RN / 4) - 3; ++s) q += p.c_n;
+          } else {
+            q += p.c_n;
+          }
+        }
+      }
+    }
+  }
+}
+
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
           class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false,
           int LANES = 0, bool A_MVEC = false, bool B_NVEC = false>
@@ -545,66 +613,6 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }                   // (the last one is also the WAR barrier for the next tile)
     }
 
-    // Masked store, converted through the compute type to the output's dtype.
-    const long long c_base = einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
-    if constexpr (TAB_N) {
-      // Tabled columns come in runs of 4 per thread (j / 4 = g): each run's offset is
-      // looked up once per tile, and a run C holds contiguously and aligned goes out as
-      // one vector store (TCCG ccsd_t, K = 24, is all epilogue: 0.5 -> 0.9x torch.einsum).
-      long long coff[RN / 4];
-      bool cvec[RN / 4];
-#pragma unroll
-      for (int g = 0; g < RN / 4; ++g) {
-        const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
-        coff[g] = n < p.N ? __ldg(p.tc_n + n) : 0;
-        cvec[g] = n + 3 < p.N && __ldg(p.tc_n + n + 3) == coff[g] + 3;
-      }
-#pragma unroll
-      for (int i = 0; i < RM; ++i) {
-        const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
-        if (m < p.M) {
-          TOut* __restrict__ c_row = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m);
-#pragma unroll
-          for (int g = 0; g < RN / 4; ++g) {
-            TOut* __restrict__ q = c_row + coff[g];
-            if (cvec[g] && (reinterpret_cast<unsigned long long>(q) & (4 * sizeof(TOut) - 1)) == 0) {
-              EincVec<TOut, 4> w;
-#pragma unroll
-              for (int e = 0; e < 4; ++e) w.v[e] = EincStore<TOut>::f(cast<TC>(acc[i][4 * g + e]));
-              *reinterpret_cast<EincVec<TOut, 4>*>(q) = w;
-            } else {
-              const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
-#pragma unroll
-              for (int e = 0; e < 4; ++e) {
-                if (n + e < p.N) store_as<TC>(c_row + __ldg(p.tc_n + n + e), acc[i][4 * g + e]);
-              }
-            }
-          }
-        }
-      }
-    } else {
-      // Strided columns walk a pointer (one add per element) rather than keep 64-bit
-      // offsets live: the vector-store variant above cost the 4096^3 fp32 GEMM 0.75 ->
-      // 0.69x cuBLAS (register pressure in the main loop at the 128-register cap).
-      const long long n_first = n0 + tx * 4;
-#pragma unroll
-      for (int i = 0; i < RM; ++i) {
-        const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
-        if (m < p.M) {
-          TOut* __restrict__ q = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m) + n_first * p.c_n;
-#pragma unroll
-          for (int j = 0; j < RN; ++j) {
-            const long long n = n_first + (j / 4) * (BN / (RN / 4)) + (j % 4);
-            if (n < p.N) store_as<TC>(q, acc[i][j]);
-            if (j % 4 == 3) {
-#pragma unroll
-              for (int s = 0; s < BN / (RN / 4) - 3; ++s) q += p.c_n;
-            } else {
-              q += p.c_n;
-            }
-          }
-        }
-      }
-    }
+    einc_gett_store<BM, BN, RM, RN, TAB_B, TAB_M, TAB_N, TC>(C, acc, p, bi, m0, n0, tx, ty);
   }
 }

@@ -1,0 +1,100 @@
+"""Short-K gett steps whose output is the traffic: the `stream` kernel (kernels/stream.cuh).
+
+A gett step with K <= ``K_MAX`` whose output has at least ``emit.C_LEAD_RATIO`` times as
+many elements as its operands (TCCG ccsd_t: K = 24, C 92 M elements, A and B 0.5 M) does a
+few multiply-adds per stored element. The stream kernel holds all of K in one slice,
+keeps two blocks resident per SM and walks their tiles with the next tile's operands in
+flight, so the stores and multiply-adds run back to back instead of waiting on every
+tile's loads.
+
+>>> import einc.api
+>>> p = einc.api.plan_for("amji,cbkm->kjicba", [(24, 24, 20, 24), (20, 20, 20, 24)], "float32", backend="cuda")
+>>> k = emit_step(p, p.steps[0])
+>>> k.name.startswith("einc_stream_"), k.block, k.grid
+(True, (256, 1, 1), (264, 1, 1))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Step
+from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
+                   _has_unit, _header, _name, _types, emit_step, gett_layout)
+
+TILE = "stream"
+K_MAX = 32  # all of K in one slice: 2 stages x KP x 264 x 4 bytes = 66 KB at KP = 32
+BM = BN = 128
+RM = RN = 8
+NT = (BM // RM) * (BN // RN)
+BLOCKS_PER_SM = 2  # 128 registers, 2 x 50.7 KB (KP = 24)
+MIN_WAVES = 4  # tiles per resident block below which gett's one-tile blocks are as good
+
+
+def _k(step: Step) -> int:
+    return int(np.prod([m.extent for m in step.modes if m.kind == "k"], dtype=np.int64))
+
+
+def stream_applies(step: Step, dtypes, compute) -> bool:
+    """Whether the stream kernel can run ``step``: a two-operand gett step, fp32 inputs and
+    compute (cp.async copies raw bits; int32, the other 4-byte type, spilled 1.7 KB on a
+    both-operands row-fast layout and is left to gett), 1 <= K <= K_MAX."""
+    compute = np.dtype(compute)
+    return (_gett_applies(step, dtypes, compute) and compute.name == "float32"
+            and all(np.dtype(d) == compute for d in dtypes[1:]) and 1 <= _k(step) <= K_MAX)
+
+
+def stream_shape(step: Step) -> bool:
+    """Whether the step has the stream kernel's shape: the output dominates the traffic (the
+    gett groups' C-ordered rule) and there are at least MIN_WAVES tiles per resident block
+    (cost.stream_pays adds the dtype rule and the EINC_STREAM switch)."""
+    size = lambda *gs: int(np.prod([m.extent for m in step.modes if m.kind in gs], dtype=np.int64))
+    c, ab = size("batch", "m", "n"), size("batch", "m", "k") + size("batch", "k", "n")
+    tiles = size("batch") * _cdiv(size("m"), BM) * _cdiv(size("n"), BN)
+    return c >= C_LEAD_RATIO * ab and tiles >= MIN_WAVES * BLOCKS_PER_SM * SM_COUNT
+
+
+def _rows_fast(modes, k_modes, t) -> bool:
+    """Whether tensor t's tile loads run along its rows (M of A, N of B) rather than along K:
+    the rows' innermost mode is unit-stride, or K's innermost is not and the rows hold t's
+    unit stride somewhere."""
+    if modes and abs(modes[-1][1][t]) == 1:
+        return True
+    if k_modes and abs(k_modes[-1][1][t]) == 1:
+        return False
+    return _has_unit(modes, t)
+
+
+def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
+    K = _k(step)
+    KP = _cdiv(K, 8) * 8
+    lay = gett_layout(step, BM, BN)
+    G, tabled = lay.G, lay.tabled
+    a_fast = _rows_fast(G["m"], G["k"], lay.ta)
+    b_fast = _rows_fast(G["n"], G["k"], lay.tb)
+    tout, tcn, tan, tin = _types(dtypes, compute)
+    flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_fast, b_fast)
+    key = (VERSION, TILE, KP, flags, lay.swapped, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
+    name = _name(TILE, key, dtypes)
+    b = lambda x: "true" if x else "false"
+    cfg = f"EincStreamTile<{BM}, {BN}, {KP}, {RM}, {RN}>"
+    targs = ", ".join([cfg, *map(b, flags), tout, tcn, tan])
+    a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({NT}, {BLOCKS_PER_SM})\n"
+            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
+            f"  einc_stream<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+    smem = 2 * KP * (BM + BN + 8) * 4
+    tiles_m, tiles_n = lay.tiles(BM, BN)
+    tiles = lay.ext["b"] * tiles_m * tiles_n
+    grid = max(1, min(tiles, BLOCKS_PER_SM * SM_COUNT))
+    family = (f"stream {BM}x{BN} tiles, all K (padded to {KP}) in one slice, {RM}x{RN} per thread, {NT} threads, "
+              f"{BLOCKS_PER_SM} resident blocks per SM walking their tiles with the next tile's loads in flight; "
+              f"groups batch={lay.gdesc('b')} M={lay.gdesc('m')} N={lay.gdesc('n')} K={lay.gdesc('k')}; "
+              f"A loads {'M' if a_fast else 'K'}-fast, B loads {'N' if b_fast else 'K'}-fast"
+              + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
+    launch = [f"launch:   1-D grid of {grid} blocks of {NT} threads walking {tiles} {BM}x{BN} tiles "
+              f"(batch x tile rows x tile columns); {smem} bytes of dynamic shared memory",
+              f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
+    header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
+    source = _assemble(header, ["common.cuh", "gett.cuh", "stream.cuh"], spec)
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (NT, 1, 1), smem, lay.tables, 8 * len(lay.words),
+                          lay.words)

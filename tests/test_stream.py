@@ -1,0 +1,137 @@
+"""The stream kernel (short K, the output is the traffic: TCCG ccsd_t) on the CPU emulator of
+the CUDA execution model, on NVRTC, in the plan and on the GPU.
+
+The layouts pinned: ccsd_t's (swapped, tabled M and N, A K-fast, B N-fast), both operands
+K-fast and both row-fast, a ragged K padded to 8, K = 2 and K = K_MAX, a tabled K, a batch
+group, ragged M and N tiles; every emulated run has fewer blocks than tiles, so blocks walk
+several tiles through both stages of the ring.
+"""
+
+import numpy as np
+import pytest
+
+from einc import api
+from einc.codegen.cuda import emit_stream
+from einc.codegen.cuda.emit import emit_step
+from einc.codegen.cuda.emit_stream import K_MAX, stream_applies
+
+from oracle import assert_matches
+from test_cuda_codegen import emulate, make, needs_emulator, ptxas
+
+CCSD_T = ("amji,cbkm->kjicba", [(24, 24, 20, 24), (20, 20, 20, 24)])
+# (subscripts, shapes, what it pins)
+CASES = [
+    ("amji,cbkm->kjicba", [(5, 24, 7, 12), (4, 3, 5, 24)], "ccsd_t's layout: swapped, tabled M and N"),
+    ("ik,jk->ij", [(300, 20), (260, 20)], "both K-fast, K = 20 padded to 24, ragged tiles"),
+    ("ki,kj->ij", [(9, 300), (9, 200)], "both row-fast, K = 9 padded to 16"),
+    ("ik,kj->ij", [(200, 2), (2, 140)], "K = 2 (a K of 1 is no contraction)"),
+    ("ik,kj->ij", [(130, K_MAX), (K_MAX, 150)], "K = K_MAX"),
+    ("iab,jba->ij", [(140, 3, 5), (133, 5, 3)], "tabled K (two modes that do not merge)"),
+    ("bik,bjk->bij", [(3, 130, 17), (3, 129, 17)], "a batch group"),
+]
+IDS = [c[2] for c in CASES]
+
+
+def _plan(subs, shapes):
+    return api.plan_for(subs, shapes, "float32", backend="cuda", strategy="gett")
+
+
+def _terms(subs, shapes):
+    return 64
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,what", CASES, ids=IDS)
+def test_emulated_stream_matches_numpy(subs, shapes, what):
+    rng = np.random.default_rng(len(subs) + shapes[0][0])
+    ops = [make(rng, s, "float32") for s in shapes]
+    p = _plan(subs, shapes)
+    k = emit_step(p, p.steps[-1], gett_tile="stream")
+    assert k.name.startswith("einc_stream_") and k.smem > 0
+    tiles = int(k.source.split(" blocks of 256 threads walking ")[1].split()[0])
+    assert tiles > 2  # blocks walk several tiles (the grid is capped at 2)
+    got = emulate(p, ops, max_grid=2, gett_tile="stream")
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+
+
+@pytest.mark.parametrize("subs,shapes,what", CASES + [(*CCSD_T, "ccsd_t")], ids=IDS + ["ccsd_t"])
+def test_stream_compiles_for_sm90_without_spills(subs, shapes, what):
+    p = _plan(subs, shapes)
+    k = emit_step(p, p.steps[-1], gett_tile="stream")
+    regs, st, ld, log = ptxas(k)
+    assert 0 < regs <= 128 and st == 0 and ld == 0, log  # two blocks of 256 threads per SM
+
+
+def test_the_plan_picks_stream_for_ccsd_t_and_explain_names_it():
+    from einc.cost import explain_lines
+    p = api.plan_for(*CCSD_T, "float32", backend="cuda")
+    assert [s.config for s in p.steps] == [(("tile", "stream"),)]
+    k = emit_step(p, p.steps[0])
+    assert k.name.startswith("einc_stream_") and k.grid == (2 * 132, 1, 1)
+    assert "A loads K-fast, B loads N-fast; operands swapped" in k.source
+    assert "stream 128x128" in explain_lines(p)[0][0]
+
+
+def test_the_plan_keeps_other_kernels_where_stream_does_not_apply_or_pay(monkeypatch):
+    subs, shapes = CCSD_T
+    for dtype in ("bfloat16", "float64", "int32"):  # not fp32: the tiled kernels
+        p = api.plan_for(subs, shapes, dtype, backend="cuda")
+        assert all(("tile", "stream") not in s.config for s in p.steps), dtype
+    for subs2, shapes2 in [("ij,jk->ik", [(2048, 2048), (2048, 2048)]),  # a long K
+                           ("ik,jk->ij", [(300, 20), (260, 20)]),  # too few tiles
+                           ("ik,jk->ij", [(8000, 33), (8000, 33)])]:  # K = 33 > K_MAX
+        p = api.plan_for(subs2, shapes2, "float32", backend="cuda")
+        assert all(("tile", "stream") not in s.config for s in p.steps), subs2
+    monkeypatch.setenv("EINC_STREAM", "0")
+    p = api.plan_for(subs, shapes, "float32", backend="cuda")
+    assert all(("tile", "stream") not in s.config for s in p.steps)
+    monkeypatch.setenv("EINC_STREAM", "1")  # forced: wherever it applies
+    p = api.plan_for("ik,jk->ij", [(300, 20), (260, 20)], "float32", backend="cuda", strategy="gett")
+    assert p.steps[-1].config == (("tile", "stream"),)
+
+
+def test_stream_applies_only_to_short_k_fp32():
+    p = _plan("ik,jk->ij", [(300, 20), (260, 20)])
+    f32 = [np.dtype("float32")] * 3
+    assert stream_applies(p.steps[-1], f32, f32[0])
+    assert not stream_applies(p.steps[-1], [np.dtype("float64")] * 3, np.dtype("float64"))
+    p = _plan("ik,jk->ij", [(300, K_MAX + 1), (260, K_MAX + 1)])
+    assert not stream_applies(p.steps[-1], f32, f32[0])
+
+
+def test_einc_tune_offers_stream():
+    from einc.tune import candidates, plan_with
+    from einc.tuned import Choice
+    _, t = plan_with(*CCSD_T, "float32")
+    assert Choice("gett", "stream", 1) in candidates(t, 0)
+    p, _ = plan_with(*CCSD_T, "float32", {0: Choice("gett", "128x128x8", 1)})
+    assert all(("tile", "stream") not in s.config for s in p.steps)  # a tuned pick overrides the rule
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs,shapes,what", CASES, ids=IDS)
+def test_gpu_stream_matches_numpy(monkeypatch, subs, shapes, what):
+    import einc
+    monkeypatch.setenv("EINC_STREAM", "1")
+    rng = np.random.default_rng(7)
+    ops = [make(rng, s, "float32") for s in shapes]
+    p = _plan(subs, shapes)
+    assert p.steps[-1].config == (("tile", "stream"),)
+    got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+
+
+@pytest.mark.gpu
+def test_gpu_stream_on_ccsd_t_views_and_the_target(monkeypatch):
+    import einc
+    subs, shapes = CCSD_T
+    rng = np.random.default_rng(8)
+    a, b = (make(rng, s, "float32") for s in shapes)
+    out = np.full((20, 20, 24, 20, 20, 24), np.nan, dtype="float32")
+    got = einc.einsum(subs, a, b, backend="cuda", out=out)
+    assert api.plan_for(subs, shapes, "float32", backend="cuda").steps[0].config == (("tile", "stream"),)
+    assert_matches(got, subs, a, b, terms=24)
+    monkeypatch.setenv("EINC_STREAM", "1")
+    big = make(rng, (24, 24, 20, 48), "float32")[:, :, :, ::2]  # strided A: no unit stride
+    got = einc.einsum(subs, big, b, backend="cuda")
+    assert_matches(got, subs, big, b, terms=24)
