@@ -1,7 +1,8 @@
 """The stream kernel (short K, the output is the traffic: TCCG ccsd_t) on the CPU emulator of
 the CUDA execution model, on NVRTC, in the plan and on the GPU.
 
-The layouts pinned: ccsd_t's (swapped, tabled M and N, A K-fast, B N-fast), both operands
+The layouts pinned: ccsd_t's (swapped, tabled M and N, A K-fast, B N-fast), one group
+tabled and the other strided, both operands
 K-fast and both row-fast, a ragged K padded to 8, K = 2 and K = K_MAX, a tabled K, a batch
 group, ragged M and N tiles; every emulated run has fewer blocks than tiles, so blocks walk
 several tiles through both stages of the ring.
@@ -28,6 +29,8 @@ CASES = [
     ("ik,kj->ij", [(130, K_MAX), (K_MAX, 150)], "K = K_MAX"),
     ("iab,jba->ij", [(140, 3, 5), (133, 5, 3)], "tabled K (two modes that do not merge)"),
     ("bik,bjk->bij", [(3, 130, 17), (3, 129, 17)], "a batch group"),
+    ("abk,jk->baj", [(7, 30, 12), (150, 12)], "tabled M, strided N"),
+    ("jk,abk->baj", [(150, 12), (7, 30, 12)], "strided M, tabled N"),
 ]
 IDS = [c[2] for c in CASES]
 

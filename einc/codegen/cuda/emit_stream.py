@@ -22,11 +22,11 @@ from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _
                    _has_unit, _header, _name, _types, emit_step, gett_layout)
 
 TILE = "stream"
-K_MAX = 32  # all of K in one slice: 2 stages x KP x 264 x 4 bytes = 66 KB at KP = 32
+K_MAX = 32  # all of K in one slice: 2 stages x KP x 264 x 4 bytes = 66 KB at KP = 32, + 12 KB of offsets
 BM = BN = 128
 RM = RN = 8
 NT = (BM // RM) * (BN // RN)
-BLOCKS_PER_SM = 2  # 128 registers, 2 x 50.7 KB (KP = 24)
+BLOCKS_PER_SM = 2  # 128 registers, 2 x 62.9 KB (KP = 24, both groups tabled)
 MIN_WAVES = 4  # tiles per resident block below which gett's one-tile blocks are as good
 
 
@@ -82,7 +82,8 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     spec = (f"extern \"C\" __global__ void __launch_bounds__({NT}, {BLOCKS_PER_SM})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_stream<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
-    smem = 2 * KP * (BM + BN + 8) * 4
+    offsets = 8 * 3 * 2 * (BM * tabled["m"] + BN * tabled["n"])  # stream.cuh: einc_stream_smem
+    smem = offsets + 2 * KP * (BM + BN + 8) * 4
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
     grid = max(1, min(tiles, BLOCKS_PER_SM * SM_COUNT))
@@ -92,7 +93,8 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
               f"A loads {'M' if a_fast else 'K'}-fast, B loads {'N' if b_fast else 'K'}-fast"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
     launch = [f"launch:   1-D grid of {grid} blocks of {NT} threads walking {tiles} {BM}x{BN} tiles "
-              f"(batch x tile rows x tile columns); {smem} bytes of dynamic shared memory",
+              f"(batch x tile rows x tile columns); {smem} bytes of dynamic shared memory "
+              f"({offsets} of them the tabled rows' offsets, three tiles' worth)",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "stream.cuh"], spec)

@@ -268,12 +268,13 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
 }
 
 // The masked store of a thread's RM x RN accumulators (rows (i/4)*(BM/(RM/4)) + ty*4 + i%4,
-// columns alike with tx) into C at tile (bi, m0, n0), converted through the compute type
-// TC to the output's dtype. Shared by the gett and stream kernels.
-template <int BM, int BN, int RM, int RN, bool TAB_B, bool TAB_M, bool TAB_N, class TC, class TOut, class TA>
-__device__ __forceinline__ void einc_gett_store(TOut* __restrict__ C, const TA (&acc)[RM][RN], const EincGettMeta& p,
-                                                long long bi, long long m0, long long n0, int tx, int ty) {
-  const long long c_base = einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
+// columns alike with tx) into the tile at (m0, n0) of C (its batch's origin), converted
+// through the compute type TC to the output's dtype. `row(m)` is C's offset of row m < M,
+// `col(n)` of a tabled column n < N (TAB_N; else columns are n * p.c_n). Shared by the gett
+// kernel (offsets from the tables) and the stream kernel (from shared memory).
+template <int BM, int BN, int RM, int RN, bool TAB_N, class TC, class TOut, class TA, class Row, class Col>
+__device__ __forceinline__ void einc_tile_store(TOut* __restrict__ C, const TA (&acc)[RM][RN], const EincGettMeta& p,
+                                                long long m0, long long n0, int tx, int ty, Row&& row, Col&& col) {
   if constexpr (TAB_N) {
     // Tabled columns come in runs of 4 per thread (j / 4 = g): each run's offset is
     // looked up once per tile, and a run C holds contiguously and aligned goes out as
@@ -283,14 +284,14 @@ __device__ __forceinline__ void einc_gett_store(TOut* __restrict__ C, const TA (
 #pragma unroll
     for (int g = 0; g < RN / 4; ++g) {
       const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
-      coff[g] = n < p.N ? __ldg(p.tc_n + n) : 0;
-      cvec[g] = n + 3 < p.N && __ldg(p.tc_n + n + 3) == coff[g] + 3;
+      coff[g] = n < p.N ? col(n) : 0;
+      cvec[g] = n + 3 < p.N && col(n + 3) == coff[g] + 3;
     }
 #pragma unroll
     for (int i = 0; i < RM; ++i) {
       const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
       if (m < p.M) {
-        TOut* __restrict__ c_row = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m);
+        TOut* __restrict__ c_row = C + row(m);
 #pragma unroll
         for (int g = 0; g < RN / 4; ++g) {
           TOut* __restrict__ q = c_row + coff[g];
@@ -303,7 +304,7 @@ __device__ __forceinline__ void einc_gett_store(TOut* __restrict__ C, const TA (
             const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              if (n + e < p.N) store_as<TC>(c_row + __ldg(p.tc_n + n + e), acc[i][4 * g + e]);
+              if (n + e < p.N) store_as<TC>(c_row + col(n + e), acc[i][4 * g + e]);
             }
           }
         }
@@ -318,7 +319,7 @@ __device__ __forceinline__ void einc_gett_store(TOut* __restrict__ C, const TA (
     for (int i = 0; i < RM; ++i) {
       const long long m = m0 + (i / 4) * (BM / (RM / 4)) + ty * 4 + (i % 4);
       if (m < p.M) {
-        TOut* __restrict__ q = C + c_base + einc_goff<TAB_M>(m, p.c_m, p.tc_m) + n_first * p.c_n;
+        TOut* __restrict__ q = C + row(m) + n_first * p.c_n;
 #pragma unroll
         for (int j = 0; j < RN; ++j) {
           const long long n = n_first + (j / 4) * (BN / (RN / 4)) + (j % 4);
@@ -613,6 +614,8 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }                   // (the last one is also the WAR barrier for the next tile)
     }
 
-    einc_gett_store<BM, BN, RM, RN, TAB_B, TAB_M, TAB_N, TC>(C, acc, p, bi, m0, n0, tx, ty);
+    einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
+        C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
+        [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
   }
 }
