@@ -16,7 +16,7 @@ timeout 90 ncu --clock-control none -k regex:einc_stream --launch-skip 2 --launc
   python3 scripts/one_einsum.py "amji,cbkm->kjicba:a=24,b=20,c=20,i=24,j=20,k=20,m=24" float32 2>&1 \
   | grep -E "einc_|duration|pct|bytes|registers|stalled|conflicts|inst_executed|ratio" | sed 's/  */ /g' | cut -c1-120
 echo "== sanitizers ($((SECONDS-T0))s)"
-SMALL="amji,cbkm->kjicba:a=24,b=10,c=9,i=12,j=20,k=11,m=24"  # 360 tiles, 264 blocks
+SMALL="amji,cbkm->kjicba:a=24,b=20,c=20,i=12,j=20,k=11,m=24"  # 1575 tiles, ~6 per block
 EINC_STREAM=1 timeout 60 compute-sanitizer --tool memcheck python3 scripts/one_einsum.py "$SMALL" float32 2>&1 | tail -1
 EINC_STREAM=1 timeout 90 compute-sanitizer --tool racecheck python3 scripts/one_einsum.py "$SMALL" float32 2>&1 | tail -1
 echo "done $((SECONDS-T0))s"

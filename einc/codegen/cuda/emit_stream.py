@@ -15,8 +15,11 @@ tile's loads.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from ...errors import EincError
 from ...ir import Step
 from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
                    _has_unit, _header, _name, _types, emit_step, gett_layout)
@@ -39,8 +42,11 @@ def stream_applies(step: Step, dtypes, compute) -> bool:
     compute (cp.async copies raw bits; int32, the other 4-byte type, spilled 1.7 KB on a
     both-operands row-fast layout and is left to gett), 1 <= K <= K_MAX."""
     compute = np.dtype(compute)
+    size = lambda g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
+    tiles = size("batch") * _cdiv(size("m"), BM) * _cdiv(size("n"), BN)
     return (_gett_applies(step, dtypes, compute) and compute.name == "float32"
-            and all(np.dtype(d) == compute for d in dtypes[1:]) and 1 <= _k(step) <= K_MAX)
+            and all(np.dtype(d) == compute for d in dtypes[1:]) and 1 <= _k(step) <= K_MAX
+            and tiles < 2 ** 31)  # the kernel counts tiles in 32 bits
 
 
 def stream_shape(step: Step) -> bool:
@@ -64,6 +70,16 @@ def _rows_fast(modes, k_modes, t) -> bool:
     return _has_unit(modes, t)
 
 
+def _sectors(modes, k_modes, t, rows: int, kp: int) -> int:
+    """32-byte sectors one tile's panel of tensor t (rows x kp fp32) reads: runs along its
+    rows or its K where the innermost mode is unit-stride, else one sector per element."""
+    if modes and abs(modes[-1][1][t]) == 1:
+        return kp * _cdiv(rows * 4, 32)
+    if k_modes and abs(k_modes[-1][1][t]) == 1:
+        return rows * _cdiv(kp * 4, 32)
+    return rows * kp
+
+
 def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     K = _k(step)
     KP = _cdiv(K, 8) * 8
@@ -71,8 +87,15 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     G, tabled = lay.G, lay.tabled
     a_fast = _rows_fast(G["m"], G["k"], lay.ta)
     b_fast = _rows_fast(G["n"], G["k"], lay.tb)
+    # the operand whose panel costs more sectors stays resident: walk the other one's tiles
+    # (EINC_STREAM_ALONG = m or n overrides, for A/B measurements and tests)
+    along = os.environ.get("EINC_STREAM_ALONG", "auto")
+    if along not in ("auto", "m", "n"):
+        raise EincError(f"EINC_STREAM_ALONG={along!r}: expected auto, m or n")
+    along_m = (_sectors(G["n"], G["k"], lay.tb, BN, KP) >= _sectors(G["m"], G["k"], lay.ta, BM, KP)
+               if along == "auto" else along == "m")
     tout, tcn, tan, tin = _types(dtypes, compute)
-    flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_fast, b_fast)
+    flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_fast, b_fast, along_m)
     key = (VERSION, TILE, KP, flags, lay.swapped, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
     name = _name(TILE, key, dtypes)
     b = lambda x: "true" if x else "false"
@@ -82,19 +105,20 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     spec = (f"extern \"C\" __global__ void __launch_bounds__({NT}, {BLOCKS_PER_SM})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_stream<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
-    offsets = 8 * 3 * 2 * (BM * tabled["m"] + BN * tabled["n"])  # stream.cuh: einc_stream_smem
+    offsets = 8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"]))  # stream.cuh: einc_stream_smem
     smem = offsets + 2 * KP * (BM + BN + 8) * 4
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
     grid = max(1, min(tiles, BLOCKS_PER_SM * SM_COUNT))
     family = (f"stream {BM}x{BN} tiles, all K (padded to {KP}) in one slice, {RM}x{RN} per thread, {NT} threads, "
-              f"{BLOCKS_PER_SM} resident blocks per SM walking their tiles with the next tile's loads in flight; "
+              f"{BLOCKS_PER_SM} resident blocks per SM, each walking a range of tiles along "
+              f"{'M (B resident)' if along_m else 'N (A resident)'} with the next tile's loads in flight; "
               f"groups batch={lay.gdesc('b')} M={lay.gdesc('m')} N={lay.gdesc('n')} K={lay.gdesc('k')}; "
               f"A loads {'M' if a_fast else 'K'}-fast, B loads {'N' if b_fast else 'K'}-fast"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
     launch = [f"launch:   1-D grid of {grid} blocks of {NT} threads walking {tiles} {BM}x{BN} tiles "
-              f"(batch x tile rows x tile columns); {smem} bytes of dynamic shared memory "
-              f"({offsets} of them the tabled rows' offsets, three tiles' worth)",
+              f"(contiguous ranges); {smem} bytes of dynamic shared memory "
+              f"({offsets} of them three tiles' headers and tabled rows' offsets)",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "stream.cuh"], spec)

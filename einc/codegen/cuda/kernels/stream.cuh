@@ -6,35 +6,41 @@
 // case: per output element 24 multiply-adds and one store. The gett kernel runs it as 5670
 // independent 128x128 tiles, each of which waits for its loads (L2 latency) before its
 // three K slices and its epilogue; ncu showed the SM issuing in under half its cycles.
-// Here a block stays resident (the grid is two blocks per SM) and walks its tiles with
-// the next tile's operands already on their way:
+// Here a block stays resident (the grid is two blocks per SM) and walks a contiguous
+// range of tiles, with the next tile's operands already on their way:
 //
-//   copy the offsets of tile t0's rows; wait; barrier; issue tile t0's operands; copy
-//     the offsets of t1
-//   for each of the block's tiles t (t+1, t+2: the block's next two):
-//     wait for this thread's copies; barrier (RAW: everyone's copies of t's operands
-//       and of t+1's offsets have landed; WAR: everyone finished the tile before t,
-//       which read the other operand stage and the offset slot t+2 takes)
-//     issue tile t+1's operands into the other stage (rows from t+1's offsets)
-//     copy the offsets of t+2's rows
-//     multiply all KP k of tile t (zero-filled past K); store C (einc_tile_store, rows
-//       and tabled columns from t's offsets)
+//   for each tile t of the block's range (t+1, t+2: its next two):
+//     wait for this thread's copies; barrier (RAW: everyone's copies of t's operands and
+//       of t+1's offsets have landed; WAR: everyone finished the tile before t, which
+//       read the stages t+1 takes and the slot t+2 takes)
+//     issue t+1's operands into the other stages -- only those whose panel changes
+//     copy t+2's offsets and write its header
+//     multiply all KP k of tile t (zero-filled past K); store C (einc_tile_store)
 //
-// so a tile's load latency hides behind the previous tile's multiply and stores, and no
-// instruction waits on a global load: ncu on ccsd_t with the tables read in place (the
-// first version) showed long-scoreboard stalls at 2.3 per issue and the SM issuing in
-// 52% of its cycles, 226 us against gett's 257.
+// (the first two tiles' offsets and the first tile's operands go before the loop), so a
+// tile's load latency hides behind the previous tile's multiply and stores, and no
+// instruction waits on a global load.
 //
-// Offsets: a tabled M (N) group's table entries for the tile's BM (BN) rows, of A (B)
-// and of C, copied into a slot of a three-slot ring (8-byte cp.async, coalesced); a
-// strided group's offsets are r * stride, computed in place.
+// Tile order: within the range, ALONG_M walks tile rows fastest (B's panel of BN columns
+// stays for every tile of a tile column), else tile columns (A's panel stays). Each
+// operand's stage only flips when its panel changes, so the resident one is loaded once
+// per tile column (row) the block touches: the emitter makes the operand with the costlier
+// loads resident (ccsd_t's A gathers one element per 32-byte sector; 635 MB of L2 reads
+// when every tile reloaded it).
 //
-// Groups, tables, tile order and the store are the gett kernel's (EincGettMeta,
-// einc_tile_origin, einc_tile_store; the emitter orders M and N by C's strides, so the
-// stores coalesce). Thread (ty, tx) owns an RM x RN register tile of 4x4 pieces as in
-// gett (the `rows` lane order). Shared memory: two stages of As[KP][BM+PAD] and
-// Bs[KP][BN+PAD], PAD = 16 bytes, after the offset ring (dynamic: 62.9 KB for 128x128,
-// KP = 24, fp32, both groups tabled).
+// Headers and offsets: a three-slot ring in shared memory, one slot per tile in flight:
+// the tile's (batch, m0, n0) and its tabled M (N) group's offsets for its BM (BN) rows,
+// of A (B) and of C (8-byte cp.async, coalesced); a strided group's offsets are r *
+// stride, computed in place. Tile origins advance by one tile per iteration (no division
+// past the first; ncu on the grid-stride version: ~240 instructions of every 2800 a tile
+// were einc_tile_origin's divisions, long-scoreboard stalls 2.3 per issue with the tables
+// read in place, 226 us against gett's 257).
+//
+// Thread (ty, tx) owns an RM x RN register tile of 4x4 pieces as in gett (the `rows` lane
+// order); the store is gett's (einc_tile_store; the emitter orders M and N by C's strides,
+// so the stores coalesce). Shared memory: the ring, then two stages of As[KP][BM+PAD] and
+// two of Bs[KP][BN+PAD], PAD = 16 bytes (dynamic: 63 KB for 128x128, KP = 24, fp32, both
+// groups tabled).
 //
 // Loads (one 4-byte cp.async per element, zero-filled outside the tensor) follow the
 // operand's unit stride:
@@ -53,12 +59,10 @@ template <int BM_, int BN_, int KP_, int RM_, int RN_> struct EincStreamTile {
   static constexpr int GROUP_M = 8;
 };
 
-// Dynamic shared memory: the offset ring, then the two operand stages, in bytes.
-template <class Cfg, bool TAB_M, bool TAB_N> constexpr int einc_stream_offsets() {
-  return 3 * 2 * ((TAB_M ? Cfg::BM : 0) + (TAB_N ? Cfg::BN : 0));  // 8-byte entries
-}
+// Dynamic shared memory: the three-slot ring (headers and offsets), then the two A and
+// two B stages, in bytes.
 template <class Cfg, bool TAB_M, bool TAB_N, class T> constexpr int einc_stream_smem() {
-  return 8 * einc_stream_offsets<Cfg, TAB_M, TAB_N>() +
+  return 8 * 3 * (4 + 2 * ((TAB_M ? Cfg::BM : 0) + (TAB_N ? Cfg::BN : 0))) +
          2 * Cfg::KP * (Cfg::BM + Cfg::BN + 2 * (16 / static_cast<int>(sizeof(T)))) * static_cast<int>(sizeof(T));
 }
 
@@ -114,15 +118,14 @@ __device__ __forceinline__ void einc_stream_issue(T* __restrict__ s, const T* __
   }
 }
 
-template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, class TOut,
-          class TC, class TA>
+template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, bool ALONG_M,
+          class TOut, class TC, class TA>
 __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* __restrict__ a_ptr,
                                             const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, KP = Cfg::KP, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
-  constexpr int PAD = 16 / static_cast<int>(sizeof(TA)), PA = BM + PAD, PB = BN + PAD;
-  constexpr int STAGE = KP * (PA + PB);  // elements of one operand stage: As, then Bs
-  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0;  // per slot: A rows, C rows, B rows, C columns
-  constexpr int SLOT = 2 * (OM + ON), OFFS = einc_stream_offsets<Cfg, TAB_M, TAB_N>();
+  constexpr int PAD = 16 / static_cast<int>(sizeof(TA)), SA = KP * (BM + PAD), SB = KP * (BN + PAD);
+  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0;
+  constexpr int SLOT = 4 + 2 * (OM + ON);  // header (bi, m0, n0, -), A rows, C rows, B rows, C columns
   static_assert(sizeof(TA) == 4, "raw 4-byte copies");
   static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
   static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
@@ -131,91 +134,120 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
 #else
   extern __shared__ __align__(16) unsigned char einc_smem[];
 #endif
-  long long* const offs = reinterpret_cast<long long*>(einc_smem);
-  TA* const ring = reinterpret_cast<TA*>(einc_smem + 8 * OFFS);
+  long long* const ring = reinterpret_cast<long long*>(einc_smem);
+  TA* const as = reinterpret_cast<TA*>(einc_smem + 8 * 3 * SLOT);  // two A stages, then two B stages
+  TA* const bs = as + 2 * SA;
   const TA* __restrict__ A = static_cast<const TA*>(a_ptr);
   const TA* __restrict__ B = static_cast<const TA*>(b_ptr);
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x;
   constexpr int TX = BN / RN;
   const int tx = tid % TX, ty = tid / TX;
-  const long long tiles = p.tiles_m * p.tiles_n * p.batch;
 
-  // Slot layout: [A rows | C rows] (TAB_M), then [B rows | C columns] (TAB_N).
-  auto copy_offsets = [&](long long tile, int slot) {
-    if (tile >= tiles) return;
-    long long bi, m0, n0;
-    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
-    long long* o = offs + slot * SLOT;
+  // The block's range of tiles (the emitter keeps the count below 2^31) and its cursor:
+  // the tile whose header is written next, as (batch, tile row, tile column).
+  const long long tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int first = static_cast<int>(tiles * blockIdx.x / gridDim.x);
+  const int count = static_cast<int>(tiles * (blockIdx.x + 1) / gridDim.x) - first;
+  const int fast = static_cast<int>(ALONG_M ? p.tiles_m : p.tiles_n);
+  const int slow = static_cast<int>(ALONG_M ? p.tiles_n : p.tiles_m);
+  int cf = first % fast, cs = (first / fast) % slow, cb = first / fast / slow;
+
+  // Header and offsets of the cursor's tile into `slot`; then advance the cursor.
+  auto begin_tile = [&](int slot) {
+    long long* o = ring + slot * SLOT;
+    const long long m0 = static_cast<long long>(ALONG_M ? cf : cs) * BM;
+    const long long n0 = static_cast<long long>(ALONG_M ? cs : cf) * BN;
+    if (tid == 0) {
+      o[0] = cb;
+      o[1] = m0;
+      o[2] = n0;
+    }
     if constexpr (TAB_M) {
-      if (tid < BM) einc_stream_offsets_copy<BM, BM>(o, p.ta_m, m0, p.M, tid);
-      else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + BM, p.tc_m, m0, p.M, tid - BM);
+      if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
+      else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
     }
     if constexpr (TAB_N) {
-      if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 2 * OM, p.tb_n, n0, p.N, tid);
-      else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
+      if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
+      else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
+    }
+    if (++cf == fast) {
+      cf = 0;
+      if (++cs == slow) {
+        cs = 0;
+        ++cb;
+      }
     }
   };
-  auto issue = [&](long long tile, int stage, int slot) {
-    long long bi, m0, n0;
-    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
-    TA* s = ring + stage * STAGE;
-    const long long* o = offs + slot * SLOT;
-    einc_stream_issue<BM, KP, NT, A_MFAST, TAB_K>(
-        s, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), m0, p.M, p.K,
-        [&](int r) { return TAB_M ? o[r] : (m0 + r) * p.a_m; }, p.a_k, p.ta_k, tid);
-    einc_stream_issue<BN, KP, NT, B_NFAST, TAB_K>(
-        s + KP * PA, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), n0, p.N, p.K,
-        [&](int r) { return TAB_N ? o[2 * OM + r] : (n0 + r) * p.b_n; }, p.b_k, p.tb_k, tid);
+  // The operands of the tile in `slot` whose panels differ from those of `prev` (-1: none)
+  // into the other stages; sa/sb: the stages the tile's panels are in (updated).
+  auto issue = [&](int slot, int prev, int& sa, int& sb) {
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
+    const long long* q = prev < 0 ? o : ring + prev * SLOT;
+    if (prev < 0 || q[0] != bi || q[1] != m0) {
+      sa = prev < 0 ? 0 : sa ^ 1;
+      einc_stream_issue<BM, KP, NT, A_MFAST, TAB_K>(
+          as + sa * SA, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), m0, p.M, p.K,
+          [&](int r) { return TAB_M ? o[4 + r] : (m0 + r) * p.a_m; }, p.a_k, p.ta_k, tid);
+    }
+    if (prev < 0 || q[0] != bi || q[2] != n0) {
+      sb = prev < 0 ? 0 : sb ^ 1;
+      einc_stream_issue<BN, KP, NT, B_NFAST, TAB_K>(
+          bs + sb * SB, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), n0, p.N, p.K,
+          [&](int r) { return TAB_N ? o[4 + 2 * OM + r] : (n0 + r) * p.b_n; }, p.b_k, p.tb_k, tid);
+    }
   };
 
-  long long tile = blockIdx.x;
-  const long long step = gridDim.x;
-  copy_offsets(tile, 0);
+  if (count <= 0) return;
+  int sa = 0, sb = 0;  // the stages of the tile being multiplied; na/nb: of the next one
+  begin_tile(0);
+  if (count > 1) begin_tile(1);
   einc_cp_commit();
   einc_cp_wait<0>();
-  __syncthreads();  // RAW: tile t0's offsets
-  if (tile < tiles) issue(tile, 0, 0);
-  copy_offsets(tile + step, 1);
+  __syncthreads();  // RAW: the first two tiles' headers and offsets
+  issue(0, -1, sa, sb);
   einc_cp_commit();
-  for (int stage = 0, slot = 0; tile < tiles; tile += step, stage ^= 1, slot = slot == 2 ? 0 : slot + 1) {
-    einc_cp_wait<0>();  // this thread's copies of this tile's operands and the next one's offsets
-    __syncthreads();    // RAW: everyone's; WAR: the previous tile's readers of the stage and slot
+  for (int i = 0, slot = 0; i < count; ++i, slot = slot == 2 ? 0 : slot + 1) {
+    einc_cp_wait<0>();  // this thread's copies of tile i's operands and tile i+1's offsets
+    __syncthreads();    // RAW: everyone's; WAR: tile i-1's readers of the stages and slot
     const int next = slot == 2 ? 0 : slot + 1;
-    if (tile + step < tiles) issue(tile + step, stage ^ 1, next);
-    copy_offsets(tile + 2 * step, next == 2 ? 0 : next + 1);
+    int na = sa, nb = sb;
+    if (i + 1 < count) issue(next, slot, na, nb);
+    if (i + 2 < count) begin_tile(next == 2 ? 0 : next + 1);
     einc_cp_commit();
 
-    const TA* __restrict__ As = ring + stage * STAGE;
-    const TA* __restrict__ Bs = As + KP * PA;
+    const TA* __restrict__ As = as + sa * SA;
+    const TA* __restrict__ Bs = bs + sb * SB;
     TA acc[RM][RN];
 #pragma unroll
-    for (int i = 0; i < RM; ++i)
+    for (int r = 0; r < RM; ++r)
 #pragma unroll
-      for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
+      for (int j = 0; j < RN; ++j) acc[r][j] = zero<TA>();
     TA fa[2][RM], fb[2][RN];  // fragments double-buffered: row k+1 read while k multiplies
     auto frags = [&](int k, TA* a, TA* b) {
 #pragma unroll
-      for (int i = 0; i < RM / 4; ++i) einc_load4(As + k * PA + i * (BM / (RM / 4)) + ty * 4, a + 4 * i);
+      for (int r = 0; r < RM / 4; ++r) einc_load4(As + k * (BM + PAD) + r * (BM / (RM / 4)) + ty * 4, a + 4 * r);
 #pragma unroll
-      for (int j = 0; j < RN / 4; ++j) einc_load4(Bs + k * PB + j * (BN / (RN / 4)) + tx * 4, b + 4 * j);
+      for (int j = 0; j < RN / 4; ++j) einc_load4(Bs + k * (BN + PAD) + j * (BN / (RN / 4)) + tx * 4, b + 4 * j);
     };
     frags(0, fa[0], fb[0]);
 #pragma unroll
     for (int k = 0; k < KP; ++k) {
       if (k + 1 < KP) frags(k + 1, fa[(k + 1) & 1], fb[(k + 1) & 1]);
 #pragma unroll
-      for (int i = 0; i < RM; ++i)
+      for (int r = 0; r < RM; ++r)
 #pragma unroll
-        for (int j = 0; j < RN; ++j) acc[i][j] = mac(acc[i][j], fa[k & 1][i], fb[k & 1][j]);
+        for (int j = 0; j < RN; ++j) acc[r][j] = mac(acc[r][j], fa[k & 1][r], fb[k & 1][j]);
     }
 
-    long long bi, m0, n0;
-    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
-    const long long* o = offs + slot * SLOT;
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
     einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
         C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
-        [&](long long m) { return TAB_M ? o[BM + (m - m0)] : m * p.c_m; },
-        [&](long long n) { return o[2 * OM + BN + (n - n0)]; });
+        [&](long long m) { return TAB_M ? o[4 + BM + (m - m0)] : m * p.c_m; },
+        [&](long long n) { return o[4 + 2 * OM + BN + (n - n0)]; });
+    sa = na;
+    sb = nb;
   }
 }
