@@ -94,7 +94,7 @@ def test_the_plan_picks_stream_for_ccsd_t_and_explain_names_it():
 
 def test_the_plan_keeps_other_kernels_where_stream_does_not_apply_or_pay(monkeypatch):
     subs, shapes = CCSD_T
-    for dtype in ("bfloat16", "float64", "int32"):  # not fp32: the tiled kernels
+    for dtype in ("float64", "int32"):  # not fp32 or 16-bit: the tiled kernels
         p = api.plan_for(subs, shapes, dtype, backend="cuda")
         assert all(("tile", "stream") not in s.config for s in p.steps), dtype
     for subs2, shapes2 in [("ij,jk->ik", [(2048, 2048), (2048, 2048)]),  # a long K
@@ -110,11 +110,49 @@ def test_the_plan_keeps_other_kernels_where_stream_does_not_apply_or_pay(monkeyp
     assert p.steps[-1].config == (("tile", "stream"),)
 
 
+# tensor-core variant (stream_mma.cuh): fp16/bf16, no CPU emulator (inline PTX)
+MMA_CASES = [
+    ("amji,cbkm->kjicba", [(5, 24, 7, 12), (4, 3, 5, 24)], "ccsd_t's layout"),
+    ("ik,jk->ij", [(300, 24), (260, 24)], "both K-major, 16-byte pieces, ragged tiles"),
+    ("ki,kj->ij", [(40, 300), (40, 200)], "both MN-major (ldmatrix.trans), K = 40 padded to 48"),
+    ("ik,jk->ij", [(300, 13), (260, 13)], "K = 13: element loads"),
+    ("ik,kj->ij", [(130, 64), (64, 150)], "K = K_MAX_MMA, A K-major, B N-major"),
+    ("bik,bjk->bij", [(3, 130, 8), (3, 129, 8)], "a batch group, one k-step"),
+    ("abk,jk->baj", [(7, 30, 16), (150, 16)], "tabled M, strided N"),
+]
+MMA_IDS = [c[2] for c in MMA_CASES]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("subs,shapes,what", MMA_CASES + [(*CCSD_T, "ccsd_t")], ids=MMA_IDS + ["ccsd_t"])
+def test_stream_mma_compiles_for_sm90_without_spills(monkeypatch, subs, shapes, what, dtype):
+    monkeypatch.setattr("einc.codegen.cuda.emit_mma.MIN_WORK", 0)  # tensor cores at these sizes
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    k = emit_step(p, p.steps[-1], gett_tile="stream")
+    assert k.name.startswith("einc_stream_mma_") and "mma.sync" in k.source
+    for kern in (k, k.fallback) if k.fallback is not None else (k,):
+        regs, st, ld, log = ptxas(kern)
+        assert 0 < regs <= 128 and st == 0 and ld == 0, log
+        assert kern.smem <= 227 * 1024 // 2  # two blocks per SM
+
+
+def test_the_plan_picks_stream_mma_for_bf16_ccsd_t():
+    p = api.plan_for(*CCSD_T, "bfloat16", backend="cuda")
+    assert p.steps[-1].config == (("tile", "stream"),)
+    k = emit_step(p, p.steps[-1])
+    assert k.name.startswith("einc_stream_mma_") and k.grid == (2 * 132, 1, 1)
+    assert "tiles along M (B resident)" in k.source and k.fallback is not None
+
+
 def test_stream_applies_only_to_short_k_fp32():
     p = _plan("ik,jk->ij", [(300, 20), (260, 20)])
     f32 = [np.dtype("float32")] * 3
     assert stream_applies(p.steps[-1], f32, f32[0])
     assert not stream_applies(p.steps[-1], [np.dtype("float64")] * 3, np.dtype("float64"))
+    bf = [np.dtype("bfloat16")] * 3
+    assert stream_applies(_plan("ik,jk->ij", [(3000, 64), (2600, 64)]).steps[-1], bf, f32[0])
+    assert not stream_applies(_plan("ik,jk->ij", [(3000, 65), (2600, 65)]).steps[-1], bf, f32[0])
+    assert not stream_applies(p.steps[-1], [np.dtype("float32")] + bf[1:], f32[0])  # fp32 out of bf16: tiled
     p = _plan("ik,jk->ij", [(300, K_MAX + 1), (260, K_MAX + 1)])
     assert not stream_applies(p.steps[-1], f32, f32[0])
 
@@ -153,5 +191,42 @@ def test_gpu_stream_on_ccsd_t_views_and_the_target(monkeypatch):
     assert_matches(got, subs, a, b, terms=24)
     monkeypatch.setenv("EINC_STREAM", "1")
     big = make(rng, (24, 24, 20, 48), "float32")[:, :, :, ::2]  # strided A: no unit stride
+    got = einc.einsum(subs, big, b, backend="cuda")
+    assert_matches(got, subs, big, b, terms=24)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("subs,shapes,what", MMA_CASES, ids=MMA_IDS)
+def test_gpu_stream_mma_matches_numpy(monkeypatch, subs, shapes, what, dtype):
+    import einc
+    monkeypatch.setenv("EINC_STREAM", "1")
+    monkeypatch.setattr("einc.codegen.cuda.emit_mma.MIN_WORK", 0)  # tensor cores at these sizes
+    rng = np.random.default_rng(9)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    assert p.steps[-1].config == (("tile", "stream"),)
+    assert emit_step(p, p.steps[-1]).name.startswith("einc_stream_mma_")
+    got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
+    assert_matches(got, subs, *ops, terms=64)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("along", ["m", "n"])
+def test_gpu_stream_mma_ccsd_t_either_way_misaligned_and_strided(monkeypatch, along):
+    import einc
+    monkeypatch.setenv("EINC_STREAM_ALONG", along)
+    subs, shapes = CCSD_T
+    rng = np.random.default_rng(10)
+    a, b = (make(rng, s, "bfloat16") for s in shapes)
+    out = np.full((20, 20, 24, 20, 20, 24), np.nan, dtype=a.dtype)
+    got = einc.einsum(subs, a, b, backend="cuda", out=out)
+    assert_matches(got, subs, a, b, terms=24)
+    flat = make(rng, (b.size + 1,), "bfloat16")  # B one element past 16-byte alignment: the twin
+    b1 = flat[1:].reshape(b.shape)
+    got = einc.einsum(subs, a, b1, backend="cuda")
+    assert_matches(got, subs, a, b1, terms=24)
+    monkeypatch.setenv("EINC_STREAM", "1")
+    big = make(rng, (24, 24, 20, 48), "bfloat16")[:, :, :, ::2]  # strided A: no unit stride
     got = einc.einsum(subs, big, b, backend="cuda")
     assert_matches(got, subs, big, b, terms=24)

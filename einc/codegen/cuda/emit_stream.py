@@ -1,11 +1,13 @@
-"""Short-K gett steps whose output is the traffic: the `stream` kernel (kernels/stream.cuh).
+"""Short-K gett steps whose output is the traffic: the `stream` kernel (kernels/stream.cuh,
+fp32 on FFMA; kernels/stream_mma.cuh, fp16/bf16 on mma.sync).
 
-A gett step with K <= ``K_MAX`` whose output has at least ``emit.C_LEAD_RATIO`` times as
-many elements as its operands (TCCG ccsd_t: K = 24, C 92 M elements, A and B 0.5 M) does a
-few multiply-adds per stored element. The stream kernel holds all of K in one slice,
-keeps two blocks resident per SM and walks their tiles with the next tile's operands in
-flight, so the stores and multiply-adds run back to back instead of waiting on every
-tile's loads.
+A gett step with a short K (fp32: K <= ``K_MAX``; 16-bit: K <= ``K_MAX_MMA``) whose output
+has at least ``emit.C_LEAD_RATIO`` times as many elements as its operands (TCCG ccsd_t:
+K = 24, C 92 M elements, A and B 0.5 M) does a few multiply-adds per stored element. The
+stream kernel holds all of K in one slice, keeps two blocks resident per SM, walks a
+contiguous range of tiles per block with the next tile's operands in flight and reloads
+an operand's panel only when it changes, so the stores and multiply-adds run back to back
+instead of waiting on every tile's loads.
 
 >>> import einc.api
 >>> p = einc.api.plan_for("amji,cbkm->kjicba", [(24, 24, 20, 24), (20, 20, 20, 24)], "float32", backend="cuda")
@@ -25,6 +27,7 @@ from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _
                    _has_unit, _header, _name, _types, emit_step, gett_layout)
 
 TILE = "stream"
+K_MAX_MMA = 64  # 16-bit: 128 bytes of k, 4 mma k-steps
 K_MAX = 32  # all of K in one slice: 2 stages x KP x 264 x 4 bytes = 66 KB at KP = 32, + 12 KB of offsets
 BM = BN = 128
 RM = RN = 8
@@ -37,16 +40,29 @@ def _k(step: Step) -> int:
     return int(np.prod([m.extent for m in step.modes if m.kind == "k"], dtype=np.int64))
 
 
+def _mma(step: Step, dtypes, compute):
+    """The mma.sync instruction for a 16-bit step (fp16/bf16 in and out, fp32 compute), or None."""
+    from .emit_mma import mma_op
+    dtypes = [np.dtype(d) for d in dtypes]
+    if dtypes[1].name not in ("float16", "bfloat16") or dtypes[0] != dtypes[1]:
+        return None
+    return mma_op(step, dtypes, np.dtype(compute))
+
+
 def stream_applies(step: Step, dtypes, compute) -> bool:
-    """Whether the stream kernel can run ``step``: a two-operand gett step, fp32 inputs and
-    compute (cp.async copies raw bits; int32, the other 4-byte type, spilled 1.7 KB on a
-    both-operands row-fast layout and is left to gett), 1 <= K <= K_MAX."""
+    """Whether the stream kernel can run ``step``: a two-operand gett step with fp32 inputs
+    and compute, 1 <= K <= K_MAX (cp.async copies raw bits; int32, the other 4-byte type,
+    spilled 1.7 KB on a both-operands row-fast layout and is left to gett), or fp16/bf16
+    inputs and output with fp32 compute (mma.sync), 1 <= K <= K_MAX_MMA."""
     compute = np.dtype(compute)
     size = lambda g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
     tiles = size("batch") * _cdiv(size("m"), BM) * _cdiv(size("n"), BN)
-    return (_gett_applies(step, dtypes, compute) and compute.name == "float32"
-            and all(np.dtype(d) == compute for d in dtypes[1:]) and 1 <= _k(step) <= K_MAX
-            and tiles < 2 ** 31)  # the kernel counts tiles in 32 bits
+    if not _gett_applies(step, dtypes, compute) or tiles >= 2 ** 31:  # the kernel counts tiles in 32 bits
+        return False
+    if _mma(step, dtypes, compute) is not None:
+        return 1 <= _k(step) <= K_MAX_MMA
+    return (compute.name == "float32" and all(np.dtype(d) == compute for d in dtypes[1:])
+            and 1 <= _k(step) <= K_MAX)
 
 
 def stream_shape(step: Step) -> bool:
@@ -70,30 +86,39 @@ def _rows_fast(modes, k_modes, t) -> bool:
     return _has_unit(modes, t)
 
 
-def _sectors(modes, k_modes, t, rows: int, kp: int) -> int:
-    """32-byte sectors one tile's panel of tensor t (rows x kp fp32) reads: runs along its
-    rows or its K where the innermost mode is unit-stride, else one sector per element."""
+def _sectors(modes, k_modes, t, rows: int, kp: int, e: int = 4) -> int:
+    """32-byte sectors one tile's panel of tensor t (rows x kp elements of e bytes) reads:
+    runs along its rows or its K where the innermost mode is unit-stride, else one sector
+    per element."""
     if modes and abs(modes[-1][1][t]) == 1:
-        return kp * _cdiv(rows * 4, 32)
+        return kp * _cdiv(rows * e, 32)
     if k_modes and abs(k_modes[-1][1][t]) == 1:
-        return rows * _cdiv(kp * 4, 32)
+        return rows * _cdiv(kp * e, 32)
     return rows * kp
 
 
+def _along_m(lay, kp: int, e: int) -> bool:
+    """Walk tiles along M (B's panel resident) unless A's panel costs more sectors
+    (EINC_STREAM_ALONG = m or n overrides, for A/B measurements and tests)."""
+    along = os.environ.get("EINC_STREAM_ALONG", "auto")
+    if along not in ("auto", "m", "n"):
+        raise EincError(f"EINC_STREAM_ALONG={along!r}: expected auto, m or n")
+    if along != "auto":
+        return along == "m"
+    G = lay.G
+    return _sectors(G["n"], G["k"], lay.tb, BN, kp, e) >= _sectors(G["m"], G["k"], lay.ta, BM, kp, e)
+
+
 def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
+    if _mma(step, dtypes, compute) is not None:
+        return emit_stream_mma(step, dtypes, compute)
     K = _k(step)
     KP = _cdiv(K, 8) * 8
     lay = gett_layout(step, BM, BN)
     G, tabled = lay.G, lay.tabled
     a_fast = _rows_fast(G["m"], G["k"], lay.ta)
     b_fast = _rows_fast(G["n"], G["k"], lay.tb)
-    # the operand whose panel costs more sectors stays resident: walk the other one's tiles
-    # (EINC_STREAM_ALONG = m or n overrides, for A/B measurements and tests)
-    along = os.environ.get("EINC_STREAM_ALONG", "auto")
-    if along not in ("auto", "m", "n"):
-        raise EincError(f"EINC_STREAM_ALONG={along!r}: expected auto, m or n")
-    along_m = (_sectors(G["n"], G["k"], lay.tb, BN, KP) >= _sectors(G["m"], G["k"], lay.ta, BM, KP)
-               if along == "auto" else along == "m")
+    along_m = _along_m(lay, KP, 4)  # the operand whose panel costs more sectors stays resident
     tout, tcn, tan, tin = _types(dtypes, compute)
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_fast, b_fast, along_m)
     key = (VERSION, TILE, KP, flags, lay.swapped, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
@@ -124,3 +149,57 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     source = _assemble(header, ["common.cuh", "gett.cuh", "stream.cuh"], spec)
     return CudaStepKernel(name, source, key, (grid, 1, 1), (NT, 1, 1), smem, lay.tables, 8 * len(lay.words),
                           lay.words)
+
+
+# tensor-core variant: 128x128 tiles, 2 x 4 warps of 64 x 32
+WM, WN = 2, 4
+
+
+def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKernel:
+    """The fp16/bf16 variant (kernels/stream_mma.cuh); when it loads 16-byte pieces,
+    ``fallback`` is its element-path twin for operands that arrive misaligned."""
+    from .emit_mma import _OPS, _vec_ok
+    dtypes = [np.dtype(d) for d in dtypes]
+    struct, E, what = _OPS[_mma(step, dtypes, compute)]
+    K = _k(step)
+    KB = _cdiv(K * E, 32) * 32
+    lay = gett_layout(step, BM, BN)
+    G, ta, tb, tabled = lay.G, lay.ta, lay.tb, lay.tabled
+    a_kmaj, b_kmaj = not _has_unit(G["m"], ta), not _has_unit(G["n"], tb)
+    vec_a = vec and _vec_ok(G, "k" if a_kmaj else "m", ta, 16 // E)
+    vec_b = vec and _vec_ok(G, "k" if b_kmaj else "n", tb, 16 // E)
+    along_m = _along_m(lay, KB // E, E)
+    side = lambda r, kmaj: r * (KB + 16) if kmaj else (KB // E) * (r * E + 16)  # mma.cuh EincMmaSmem
+    ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
+    smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + BM * (BN * dtypes[0].itemsize + 16)
+    tout, tcn, tan, _ = _types(dtypes, compute)
+    b = lambda x: "true" if x else "false"
+    flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_kmaj, b_kmaj, vec_a, vec_b, along_m)
+    key = (VERSION, "stream_mma", KB, struct, flags, lay.swapped, dtypes[0].name, compute.name,
+           tuple(d.name for d in dtypes[1:]))
+    name = _name("stream_mma", key, dtypes)
+    nt = WM * WN * 32
+    targs = ", ".join([f"EincStreamMmaTile<{BM}, {BN}, {WM}, {WN}, {KB}>", struct, *map(b, flags), tout, tcn, tan])
+    a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
+    spec = (f"extern \"C\" __global__ void __launch_bounds__({nt}, {BLOCKS_PER_SM})\n"
+            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
+            f"  einc_stream_mma<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+    tiles_m, tiles_n = lay.tiles(BM, BN)
+    tiles = lay.ext["b"] * tiles_m * tiles_n
+    grid = max(1, min(tiles, BLOCKS_PER_SM * SM_COUNT))
+    load = lambda kmaj, v, mn: (f"{'K' if kmaj else mn}-major, {'16-byte cp.async' if v else 'element loads'}")
+    family = (f"stream {BM}x{BN} tiles on tensor cores ({what}), all K ({KB} bytes) in one slice, "
+              f"{WM}x{WN} warps of {BM // WM}x{BN // WN}, {BLOCKS_PER_SM} resident blocks per SM, each walking "
+              f"a range of tiles along {'M (B resident)' if along_m else 'N (A resident)'} with the next tile's "
+              f"loads in flight, C staged for 16-byte stores; groups batch={lay.gdesc('b')} M={lay.gdesc('m')} "
+              f"N={lay.gdesc('n')} K={lay.gdesc('k')}; A {load(a_kmaj, vec_a, 'M')}; B {load(b_kmaj, vec_b, 'N')}"
+              + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
+    launch = [f"launch:   1-D grid of {grid} blocks of {nt} threads walking {tiles} {BM}x{BN} tiles "
+              f"(contiguous ranges); {smem} bytes of dynamic shared memory",
+              f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
+    header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
+    source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "stream.cuh", "stream_mma.cuh"], spec)
+    aligned = tuple(t for t, v in ((ta, vec_a), (tb, vec_b)) if v)
+    fallback = emit_stream_mma(step, dtypes, compute, vec=False) if aligned else None
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (nt, 1, 1), smem, lay.tables, 8 * len(lay.words),
+                          lay.words, aligned, fallback)

@@ -231,14 +231,19 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
 #pragma unroll
       for (int j = 0; j < RN / 4; ++j) einc_load4(Bs + k * (BN + PAD) + j * (BN / (RN / 4)) + tx * 4, b + 4 * j);
     };
+    // K in chunks of 8, the chunk loop not unrolled: a fully unrolled KP = 24 made the loop
+    // ~100 KB of code for two blocks at different points of it (instruction-cache misses)
     frags(0, fa[0], fb[0]);
+#pragma unroll 1
+    for (int k0 = 0; k0 < KP; k0 += 8) {
 #pragma unroll
-    for (int k = 0; k < KP; ++k) {
-      if (k + 1 < KP) frags(k + 1, fa[(k + 1) & 1], fb[(k + 1) & 1]);
+      for (int k = 0; k < 8; ++k) {
+        if (k < 7 || k0 + 8 < KP) frags(k0 + k + 1, fa[(k + 1) & 1], fb[(k + 1) & 1]);
 #pragma unroll
-      for (int r = 0; r < RM; ++r)
+        for (int r = 0; r < RM; ++r)
 #pragma unroll
-        for (int j = 0; j < RN; ++j) acc[r][j] = mac(acc[r][j], fa[k & 1][r], fb[k & 1][j]);
+          for (int j = 0; j < RN; ++j) acc[r][j] = mac(acc[r][j], fa[k & 1][r], fb[k & 1][j]);
+      }
     }
 
     const long long* o = ring + slot * SLOT;

@@ -1,0 +1,258 @@
+// einc CUDA kernel family `stream` on tensor cores: the stream kernel's schedule
+// (stream.cuh: resident blocks walking contiguous tile ranges, the next tile's operands in
+// flight, an operand's panel reloaded only when it changes, headers and tabled offsets in a
+// three-slot shared ring) with fp16/bf16 operands multiplied by mma.sync m16n8k16 into fp32
+// (mma.cuh's instructions, shared-memory layouts and fragment loads).
+//
+// TCCG ccsd_t in bf16 (K = 24, 184 MB of C) is the case: the wgmma kernel ran it at 0.17 ms,
+// 0.6x torch.einsum, each 128x128 tile waiting on its loads (A gathers one element per
+// 32-byte sector, every tile) before 2 wgmma k-steps and an epilogue. Here the multiply is
+// 2 k-steps of 16 mma per warp and the tile's time is its store.
+//
+// Per tile: all of K (KB bytes, padded to 32) in one slice; WM x WN warps of (BM/WM) x
+// (BN/WN), 16x8 mma tiles; the accumulators, converted to C's dtype, are staged in shared
+// memory Cs[BM][BN + 16 bytes] and leave as runs of 16 bytes (8 bf16) per thread where C
+// holds them side by side and aligned, else element by element:
+//
+//   wait; barrier (RAW: tile t's operands, t+1's offsets; WAR: tile t-1's readers)
+//   issue t+1's changed panels; copy t+2's offsets
+//   mma over tile t; stage C; barrier (RAW: the staged tile); store C
+//
+// (the staging area's readers of tile t-1 finished before tile t's first barrier: WAR).
+//
+// Loads: an operand whose fast group has a unit-stride innermost mode (emit_mma._vec_ok)
+// moves 16-byte cp.async pieces (the runtime launches the element twin when it is not
+// 16-byte aligned); else elements through registers, loaded and stored at once (the
+// resident panel of a gathering operand is loaded a few times per block, so its latency
+// is paid rarely).
+#pragma once
+#include "mma.cuh"
+#include "stream.cuh"
+
+template <int BM_, int BN_, int WM_, int WN_, int KB_> struct EincStreamMmaTile {
+  static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, KB = KB_;  // KB: bytes of k (all of K)
+  static constexpr int NT = WM * WN * 32;
+  static constexpr int TM = BM / WM, TN = BN / WN;  // warp tile
+  static constexpr int MI = TM / 16, NI = TN / 8;   // mma tiles per warp
+};
+
+// One operand's panel (rows r0 .. r0+R of RT, all KB bytes of k) into shared memory at
+// `smem` in layout EincMmaSmem<R, E, KMAJ, KB>; `row(r)`: element offset of the panel's row r.
+template <int R, int E, int NT, bool KMAJ, bool VEC, bool TAB_K, int KB, class Row>
+__device__ __forceinline__ void einc_stream_mma_issue(unsigned smem, const unsigned char* __restrict__ base,
+                                                      long long r0, long long RT, long long K, Row&& row,
+                                                      long long sk, const long long* __restrict__ tk) {
+  using L = EincMmaSmem<R, E, KMAJ, KB>;
+  using Raw = typename EincRaw<E>::T;
+  constexpr int KE = KB / E, VE = 16 / E, PR = KB / 16, CPR = R * E / 16;
+  const int tid = threadIdx.x;
+  if constexpr (VEC) {
+    constexpr int NV = (KMAJ ? R * PR : KE * CPR) / NT;
+    static_assert((KMAJ ? R * PR : KE * CPR) % NT == 0, "whole pieces per thread");
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+      const int c = tid + i * NT;
+      const int r = KMAJ ? c / PR : (c % CPR) * VE, k = KMAJ ? (c % PR) * VE : c / CPR;
+      const bool ok = r0 + r < RT && k < K;
+      const unsigned char* src = ok ? base + (row(r) + einc_goff<TAB_K>(k, sk, tk)) * E : base;
+      einc_cp16(smem + L::at(r, k), src, ok);
+    }
+  } else {
+    constexpr int NS = R * KE / NT, U = NS < 4 ? NS : 4;  // elements per thread; loads in flight
+    static_assert((R * KE) % NT == 0 && NS % U == 0, "whole elements per thread");
+#pragma unroll 1
+    for (int i0 = 0; i0 < NS; i0 += U) {
+      Raw v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = tid + (i0 + u) * NT;
+        const int r = KMAJ ? c / KE : c % R, k = KMAJ ? c % KE : c / R;  // consecutive lanes: the fast axis
+        const bool ok = r0 + r < RT && k < K;
+        v[u] = ok ? __ldg(reinterpret_cast<const Raw*>(base + (row(r) + einc_goff<TAB_K>(k, sk, tk)) * E)) : Raw(0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = tid + (i0 + u) * NT;
+        const int r = KMAJ ? c / KE : c % R, k = KMAJ ? c % KE : c / R;
+        asm volatile("{\n .reg .b32 t;\n mov.b32 t, %1;\n st.shared.b%2 [%0], t;\n}\n" ::"r"(smem + L::at(r, k)),
+                     "r"(static_cast<unsigned>(v[u])), "n"(E == 1 ? 8 : E == 2 ? 16 : 32));
+      }
+    }
+  }
+}
+
+template <class Cfg, class Op, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_KMAJ, bool B_KMAJ,
+          bool VEC_A, bool VEC_B, bool ALONG_M, class TOut, class TC, class TA>
+__device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const void* __restrict__ a_ptr,
+                                                const void* __restrict__ b_ptr, const EincGettMeta& p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, NT = Cfg::NT, E = Op::E, KB = Cfg::KB, MI = Cfg::MI, NI = Cfg::NI;
+  using LA = EincMmaSmem<BM, E, A_KMAJ, KB>;
+  using LB = EincMmaSmem<BN, E, B_KMAJ, KB>;
+  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0, SLOT = 4 + 2 * (OM + ON);
+  constexpr int RING = (8 * 3 * SLOT + 127) / 128 * 128, CPITCH = BN * static_cast<int>(sizeof(TOut)) + 16;
+  static_assert(NI % 2 == 0, "B fragments come in pairs of 8-column tiles");
+  static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
+  static_assert(RING % 128 == 0 && LA::BYTES % 128 == 0 && LB::BYTES % 128 == 0, "aligned areas");
+  using Acc = typename Op::Acc;
+
+  extern __shared__ __align__(128) unsigned char einc_smem[];
+  long long* const ring = reinterpret_cast<long long*>(einc_smem);
+  const unsigned smem0 = static_cast<unsigned>(__cvta_generic_to_shared(einc_smem));
+  const unsigned as = smem0 + RING, bs = as + 2 * LA::BYTES;  // two A stages, two B stages
+  unsigned char* const cs = einc_smem + RING + 2 * (LA::BYTES + LB::BYTES);  // staged C tile
+  const unsigned char* __restrict__ A = static_cast<const unsigned char*>(a_ptr);
+  const unsigned char* __restrict__ B = static_cast<const unsigned char*>(b_ptr);
+  TOut* __restrict__ C = static_cast<TOut*>(out);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int wm0 = (warp / Cfg::WN) * Cfg::TM, wn0 = (warp % Cfg::WN) * Cfg::TN;
+
+  const long long tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int first = static_cast<int>(tiles * blockIdx.x / gridDim.x);
+  const int count = static_cast<int>(tiles * (blockIdx.x + 1) / gridDim.x) - first;
+  const int fast = static_cast<int>(ALONG_M ? p.tiles_m : p.tiles_n);
+  const int slow = static_cast<int>(ALONG_M ? p.tiles_n : p.tiles_m);
+  int cf = first % fast, cs_ = (first / fast) % slow, cb = first / fast / slow;
+
+  auto begin_tile = [&](int slot) {  // as in einc_stream
+    long long* o = ring + slot * SLOT;
+    const long long m0 = static_cast<long long>(ALONG_M ? cf : cs_) * BM;
+    const long long n0 = static_cast<long long>(ALONG_M ? cs_ : cf) * BN;
+    if (tid == 0) {
+      o[0] = cb;
+      o[1] = m0;
+      o[2] = n0;
+    }
+    if constexpr (TAB_M) {
+      if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
+      else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
+    }
+    if constexpr (TAB_N) {
+      if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
+      else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
+    }
+    if (++cf == fast) {
+      cf = 0;
+      if (++cs_ == slow) {
+        cs_ = 0;
+        ++cb;
+      }
+    }
+  };
+  auto issue = [&](int slot, int prev, int& sa, int& sb) {
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
+    const long long* q = prev < 0 ? o : ring + prev * SLOT;
+    if (prev < 0 || q[0] != bi || q[1] != m0) {
+      sa = prev < 0 ? 0 : sa ^ 1;
+      einc_stream_mma_issue<BM, E, NT, A_KMAJ, VEC_A, TAB_K, KB>(
+          as + sa * LA::BYTES, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E, m0, p.M, p.K,
+          [&](int r) { return TAB_M ? o[4 + r] : (m0 + r) * p.a_m; }, p.a_k, p.ta_k);
+    }
+    if (prev < 0 || q[0] != bi || q[2] != n0) {
+      sb = prev < 0 ? 0 : sb ^ 1;
+      einc_stream_mma_issue<BN, E, NT, B_KMAJ, VEC_B, TAB_K, KB>(
+          bs + sb * LB::BYTES, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, n0, p.N, p.K,
+          [&](int r) { return TAB_N ? o[4 + 2 * OM + r] : (n0 + r) * p.b_n; }, p.b_k, p.tb_k);
+    }
+  };
+
+  if (count <= 0) return;
+  int sa = 0, sb = 0;
+  begin_tile(0);
+  if (count > 1) begin_tile(1);
+  einc_cp_commit();
+  einc_cp_wait<0>();
+  __syncthreads();  // RAW: the first two tiles' headers and offsets
+  issue(0, -1, sa, sb);
+  einc_cp_commit();
+  for (int i = 0, slot = 0; i < count; ++i, slot = slot == 2 ? 0 : slot + 1) {
+    einc_cp_wait<0>();
+    __syncthreads();  // RAW: tile i's operands, i+1's offsets; WAR: tile i-1's readers (stages, slot, Cs)
+    const int next = slot == 2 ? 0 : slot + 1;
+    int na = sa, nb = sb;
+    if (i + 1 < count) issue(next, slot, na, nb);
+    if (i + 2 < count) begin_tile(next == 2 ? 0 : next + 1);
+    einc_cp_commit();
+
+    Acc acc[MI][NI][4];
+#pragma unroll
+    for (int a = 0; a < MI; ++a)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[a][j][q] = Acc(0);
+    const unsigned sa_s = as + sa * LA::BYTES, sb_s = bs + sb * LB::BYTES;
+#pragma unroll
+    for (int kb = 0; kb < KB; kb += 32) {
+      unsigned fa[MI][4], fb[NI][2];
+#pragma unroll
+      for (int a = 0; a < MI; ++a) EincMmaFrag<Op, BM, A_KMAJ, KB>::a(fa[a], sa_s, wm0 + a * 16, kb);
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        unsigned f[4];
+        EincMmaFrag<Op, BN, B_KMAJ, KB>::b2(f, sb_s, wn0 + j * 8, kb);
+        fb[j][0] = f[0];
+        fb[j][1] = f[1];
+        fb[j + 1][0] = f[2];
+        fb[j + 1][1] = f[3];
+      }
+#pragma unroll
+      for (int a = 0; a < MI; ++a)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) Op::mma(acc[a][j], fa[a], fb[j]);
+    }
+
+    // Stage: accumulator (a, j, q) is row g + 8*(q/2), column 2*t + q%2 of mma tile (a, j).
+    {
+      const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+      for (int a = 0; a < MI; ++a)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          TOut* row = reinterpret_cast<TOut*>(cs + (wm0 + a * 16 + g + 8 * h) * CPITCH) + wn0 + 2 * t;
+#pragma unroll
+          for (int j = 0; j < NI; ++j) {
+            EincVec<TOut, 2> v;
+            v.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h])));
+            v.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h + 1])));
+            *reinterpret_cast<EincVec<TOut, 2>*>(row + 8 * j) = v;
+          }
+        }
+    }
+    __syncthreads();  // RAW: the staged tile
+
+    // Store: CG = BN / CPT threads per row, each CPT adjacent columns (one 16-byte run).
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
+    constexpr int CPT = 16 / static_cast<int>(sizeof(TOut)), CG = BN / CPT, RSTEP = NT / CG;
+    static_assert(BN % CPT == 0 && NT % CG == 0, "whole rows per pass");
+    const int col = CPT * (tid % CG);
+    const long long n = n0 + col;
+    if (n < p.N) {
+      long long c[CPT];
+      bool run = n + CPT <= p.N;
+#pragma unroll
+      for (int e = 0; e < CPT; ++e) {
+        c[e] = n + e < p.N ? (TAB_N ? o[4 + 2 * OM + BN + col + e] : (n + e) * p.c_n) : 0;
+        run = run && c[e] == c[0] + e;
+      }
+      TOut* const cb_ = C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
+      const int rows = p.M - m0 < BM ? static_cast<int>(p.M - m0) : BM;
+#pragma unroll 2
+      for (int r = tid / CG; r < rows; r += RSTEP) {
+        const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(cs + r * CPITCH + col * sizeof(TOut));
+        TOut* q = cb_ + (TAB_M ? o[4 + BM + r] : (m0 + r) * p.c_m) + c[0];
+        if (run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
+          *reinterpret_cast<EincVec<TOut, CPT>*>(q) = v;
+        } else {
+          TOut* rq = q - c[0];
+#pragma unroll
+          for (int e = 0; e < CPT; ++e)
+            if (n + e < p.N) rq[c[e]] = v.v[e];
+        }
+      }
+    }
+    sa = na;
+    sb = nb;
+  }
+}
