@@ -171,7 +171,8 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     along_m = _along_m(lay, KB // E, E)
     side = lambda r, kmaj: r * (KB + 16) if kmaj else (KB // E) * (r * E + 16)  # mma.cuh EincMmaSmem
     ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
-    smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + BM * (BN * dtypes[0].itemsize + 16)
+    staging = WM * WN * (BM // WM) * ((BN // WN) * dtypes[0].itemsize + 16)  # one area per warp
+    smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + staging
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_kmaj, b_kmaj, vec_a, vec_b, along_m)
@@ -191,7 +192,7 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     family = (f"stream {BM}x{BN} tiles on tensor cores ({what}), all K ({KB} bytes) in one slice, "
               f"{WM}x{WN} warps of {BM // WM}x{BN // WN}, {BLOCKS_PER_SM} resident blocks per SM, each walking "
               f"a range of tiles along {'M (B resident)' if along_m else 'N (A resident)'} with the next tile's "
-              f"loads in flight, C staged for 16-byte stores; groups batch={lay.gdesc('b')} M={lay.gdesc('m')} "
+              f"loads in flight, C staged per warp for 16-byte stores; groups batch={lay.gdesc('b')} M={lay.gdesc('m')} "
               f"N={lay.gdesc('n')} K={lay.gdesc('k')}; A {load(a_kmaj, vec_a, 'M')}; B {load(b_kmaj, vec_b, 'N')}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
     launch = [f"launch:   1-D grid of {grid} blocks of {nt} threads walking {tiles} {BM}x{BN} tiles "

@@ -10,15 +10,13 @@
 // 2 k-steps of 16 mma per warp and the tile's time is its store.
 //
 // Per tile: all of K (KB bytes, padded to 32) in one slice; WM x WN warps of (BM/WM) x
-// (BN/WN), 16x8 mma tiles; the accumulators, converted to C's dtype, are staged in shared
-// memory Cs[BM][BN + 16 bytes] and leave as runs of 16 bytes (8 bf16) per thread where C
-// holds them side by side and aligned, else element by element:
+// (BN/WN), 16x8 mma tiles; each warp stages its accumulators, converted to C's dtype, in
+// an area of its own ([BM/WM][BN/WN + 16 bytes]) and stores them as runs of 16 bytes
+// (8 bf16) per lane where C holds them side by side and aligned, else element by element:
 //
 //   wait; barrier (RAW: tile t's operands, t+1's offsets; WAR: tile t-1's readers)
 //   issue t+1's changed panels; copy t+2's offsets
-//   mma over tile t; stage C; barrier (RAW: the staged tile); store C
-//
-// (the staging area's readers of tile t-1 finished before tile t's first barrier: WAR).
+//   mma over tile t; stage the warp's part; __syncwarp; store it
 //
 // Loads: an operand whose fast group has a unit-stride innermost mode (emit_mma._vec_ok)
 // moves 16-byte cp.async pieces (the runtime launches the element twin when it is not
@@ -89,7 +87,8 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   using LA = EincMmaSmem<BM, E, A_KMAJ, KB>;
   using LB = EincMmaSmem<BN, E, B_KMAJ, KB>;
   constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0, SLOT = 4 + 2 * (OM + ON);
-  constexpr int RING = (8 * 3 * SLOT + 127) / 128 * 128, CPITCH = BN * static_cast<int>(sizeof(TOut)) + 16;
+  constexpr int RING = (8 * 3 * SLOT + 127) / 128 * 128;
+  constexpr int WPITCH = Cfg::TN * static_cast<int>(sizeof(TOut)) + 16, WSTAGE = Cfg::TM * WPITCH;  // per warp
   static_assert(NI % 2 == 0, "B fragments come in pairs of 8-column tiles");
   static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
   static_assert(RING % 128 == 0 && LA::BYTES % 128 == 0 && LB::BYTES % 128 == 0, "aligned areas");
@@ -99,7 +98,7 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   long long* const ring = reinterpret_cast<long long*>(einc_smem);
   const unsigned smem0 = static_cast<unsigned>(__cvta_generic_to_shared(einc_smem));
   const unsigned as = smem0 + RING, bs = as + 2 * LA::BYTES;  // two A stages, two B stages
-  unsigned char* const cs = einc_smem + RING + 2 * (LA::BYTES + LB::BYTES);  // staged C tile
+  unsigned char* const cs = einc_smem + RING + 2 * (LA::BYTES + LB::BYTES);  // the warps' staged C tiles
   const unsigned char* __restrict__ A = static_cast<const unsigned char*>(a_ptr);
   const unsigned char* __restrict__ B = static_cast<const unsigned char*>(b_ptr);
   TOut* __restrict__ C = static_cast<TOut*>(out);
@@ -202,14 +201,24 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
         for (int j = 0; j < NI; ++j) Op::mma(acc[a][j], fa[a], fb[j]);
     }
 
-    // Stage: accumulator (a, j, q) is row g + 8*(q/2), column 2*t + q%2 of mma tile (a, j).
+    // Stage the warp's tile (accumulator (a, j, q) is row g + 8*(q/2), column 2*t + q%2 of
+    // mma tile (a, j)) in the warp's own area, then store it: each lane a 16-byte run of
+    // CPT columns in 8 of the warp tile's rows, RPL lanes side by side along a row. Only
+    // the warp reads what it staged, so __syncwarp orders it (a block barrier here, the
+    // first version, left the SM issuing in 34% of its cycles on ccsd_t).
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
+    constexpr int CPT = 16 / static_cast<int>(sizeof(TOut)), RPL = Cfg::TN / CPT, RROWS = 32 / RPL;
+    static_assert(Cfg::TN % CPT == 0 && 32 % RPL == 0 && Cfg::TM % RROWS == 0, "whole runs per lane");
+    unsigned char* const ws = cs + warp * WSTAGE;
+    __syncwarp();  // WAR: the warp's lanes finished reading its previous tile
     {
       const int g = lane >> 2, t = lane & 3;
 #pragma unroll
       for (int a = 0; a < MI; ++a)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          TOut* row = reinterpret_cast<TOut*>(cs + (wm0 + a * 16 + g + 8 * h) * CPITCH) + wn0 + 2 * t;
+          TOut* row = reinterpret_cast<TOut*>(ws + (a * 16 + g + 8 * h) * WPITCH) + 2 * t;
 #pragma unroll
           for (int j = 0; j < NI; ++j) {
             EincVec<TOut, 2> v;
@@ -219,36 +228,32 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
           }
         }
     }
-    __syncthreads();  // RAW: the staged tile
-
-    // Store: CG = BN / CPT threads per row, each CPT adjacent columns (one 16-byte run).
-    const long long* o = ring + slot * SLOT;
-    const long long bi = o[0], m0 = o[1], n0 = o[2];
-    constexpr int CPT = 16 / static_cast<int>(sizeof(TOut)), CG = BN / CPT, RSTEP = NT / CG;
-    static_assert(BN % CPT == 0 && NT % CG == 0, "whole rows per pass");
-    const int col = CPT * (tid % CG);
-    const long long n = n0 + col;
+    __syncwarp();  // RAW: the warp's staged tile
+    const int col = CPT * (lane % RPL), r0 = lane / RPL;
+    const long long n = n0 + wn0 + col;
     if (n < p.N) {
       long long c[CPT];
       bool run = n + CPT <= p.N;
 #pragma unroll
       for (int e = 0; e < CPT; ++e) {
-        c[e] = n + e < p.N ? (TAB_N ? o[4 + 2 * OM + BN + col + e] : (n + e) * p.c_n) : 0;
+        c[e] = n + e < p.N ? (TAB_N ? o[4 + 2 * OM + BN + wn0 + col + e] : (n + e) * p.c_n) : 0;
         run = run && c[e] == c[0] + e;
       }
       TOut* const cb_ = C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
-      const int rows = p.M - m0 < BM ? static_cast<int>(p.M - m0) : BM;
-#pragma unroll 2
-      for (int r = tid / CG; r < rows; r += RSTEP) {
-        const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(cs + r * CPITCH + col * sizeof(TOut));
-        TOut* q = cb_ + (TAB_M ? o[4 + BM + r] : (m0 + r) * p.c_m) + c[0];
-        if (run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
-          *reinterpret_cast<EincVec<TOut, CPT>*>(q) = v;
-        } else {
-          TOut* rq = q - c[0];
+      const long long mw = m0 + wm0;
 #pragma unroll
-          for (int e = 0; e < CPT; ++e)
-            if (n + e < p.N) rq[c[e]] = v.v[e];
+      for (int q = 0; q < Cfg::TM / RROWS; ++q) {
+        const int r = r0 + q * RROWS;
+        if (mw + r < p.M) {
+          const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(ws + r * WPITCH + col * sizeof(TOut));
+          TOut* const rq = cb_ + (TAB_M ? o[4 + BM + wm0 + r] : (mw + r) * p.c_m);
+          if (run && (reinterpret_cast<unsigned long long>(rq + c[0]) & 15) == 0) {
+            *reinterpret_cast<EincVec<TOut, CPT>*>(rq + c[0]) = v;
+          } else {
+#pragma unroll
+            for (int e = 0; e < CPT; ++e)
+              if (n + e < p.N) rq[c[e]] = v.v[e];
+          }
         }
       }
     }
