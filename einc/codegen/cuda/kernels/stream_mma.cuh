@@ -27,31 +27,6 @@
 #include "mma.cuh"
 #include "stream.cuh"
 
-// Two accumulators as two adjacent elements of C: one cvt.rn.{bf16,f16}x2.f32 for 16-bit
-// outputs of fp32 (round to nearest even, as EincStore's one-element conversions).
-template <class TC, class TA, class TOut> struct EincPack2 {
-  static __device__ __forceinline__ EincVec<TOut, 2> f(TA x, TA y) {
-    EincVec<TOut, 2> v;
-    v.v[0] = EincStore<TOut>::f(cast<TC>(x));
-    v.v[1] = EincStore<TOut>::f(cast<TC>(y));
-    return v;
-  }
-};
-#define EINC_PACK2(TOUT, CVT)                                                                     \
-  template <> struct EincPack2<float, float, TOUT> {                                              \
-    static __device__ __forceinline__ EincVec<TOUT, 2> f(float x, float y) {                      \
-      unsigned d; /* x: the low half, the first element */                                        \
-      asm(CVT " %0, %1, %2;\n" : "=r"(d) : "f"(y), "f"(x));                                       \
-      EincVec<TOUT, 2> v;                                                                         \
-      v.v[0].bits = static_cast<unsigned short>(d & 0xffffu);                                     \
-      v.v[1].bits = static_cast<unsigned short>(d >> 16);                                         \
-      return v;                                                                                   \
-    }                                                                                             \
-  };
-EINC_PACK2(einc_bf16, "cvt.rn.bf16x2.f32")
-EINC_PACK2(einc_half, "cvt.rn.f16x2.f32")
-#undef EINC_PACK2
-
 template <int BM_, int BN_, int WM_, int WN_, int KB_> struct EincStreamMmaTile {
   static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, KB = KB_;  // KB: bytes of k (all of K)
   static constexpr int NT = WM * WN * 32;
@@ -245,9 +220,12 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
         for (int h = 0; h < 2; ++h) {
           TOut* row = reinterpret_cast<TOut*>(ws + (a * 16 + g + 8 * h) * WPITCH) + 2 * t;
 #pragma unroll
-          for (int j = 0; j < NI; ++j)
-            *reinterpret_cast<EincVec<TOut, 2>*>(row + 8 * j) = EincPack2<TC, TA, TOut>::f(
-                static_cast<TA>(acc[a][j][2 * h]), static_cast<TA>(acc[a][j][2 * h + 1]));
+          for (int j = 0; j < NI; ++j) {
+            EincVec<TOut, 2> v;
+            v.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h])));
+            v.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h + 1])));
+            *reinterpret_cast<EincVec<TOut, 2>*>(row + 8 * j) = v;
+          }
         }
     }
     __syncwarp();  // RAW: the warp's staged tile
@@ -263,27 +241,18 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
       }
       TOut* const cb_ = C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
       const long long mw = m0 + wm0;
-      // every row's run and offset read first (rows past M too: staged, never stored), so
-      // the shared-memory loads overlap instead of each waiting before its store
-      constexpr int Q = Cfg::TM / RROWS;
-      EincVec<TOut, CPT> v[Q];
-      long long ro[Q];
 #pragma unroll
-      for (int q = 0; q < Q; ++q) {
+      for (int q = 0; q < Cfg::TM / RROWS; ++q) {
         const int r = r0 + q * RROWS;
-        v[q] = *reinterpret_cast<const EincVec<TOut, CPT>*>(ws + r * WPITCH + col * sizeof(TOut));
-        ro[q] = TAB_M ? o[4 + BM + wm0 + r] : (mw + r) * p.c_m;
-      }
-#pragma unroll
-      for (int q = 0; q < Q; ++q) {
-        if (mw + r0 + q * RROWS < p.M) {
-          TOut* const rq = cb_ + ro[q];
+        if (mw + r < p.M) {
+          const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(ws + r * WPITCH + col * sizeof(TOut));
+          TOut* const rq = cb_ + (TAB_M ? o[4 + BM + wm0 + r] : (mw + r) * p.c_m);
           if (run && (reinterpret_cast<unsigned long long>(rq + c[0]) & 15) == 0) {
-            *reinterpret_cast<EincVec<TOut, CPT>*>(rq + c[0]) = v[q];
+            *reinterpret_cast<EincVec<TOut, CPT>*>(rq + c[0]) = v;
           } else {
 #pragma unroll
             for (int e = 0; e < CPT; ++e)
-              if (n + e < p.N) rq[c[e]] = v[q].v[e];
+              if (n + e < p.N) rq[c[e]] = v.v[e];
           }
         }
       }
