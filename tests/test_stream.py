@@ -73,6 +73,22 @@ def test_emulated_stream_walks_either_way(monkeypatch, subs, shapes, what, along
     assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
+@needs_emulator
+@pytest.mark.parametrize("lanes,ku", [("pairs", "8"), ("warps", "all")])
+def test_emulated_stream_lane_orders_and_unrolling(monkeypatch, lanes, ku):
+    """The A/B switches build kernels that still compute the contraction."""
+    monkeypatch.setenv("EINC_STREAM_LANES", lanes)
+    monkeypatch.setenv("EINC_STREAM_KU", ku)
+    subs, shapes, _ = CASES[0]
+    rng = np.random.default_rng(12)
+    ops = [make(rng, s, "float32") for s in shapes]
+    p = _plan(subs, shapes)
+    src = emit_step(p, p.steps[-1], gett_tile="stream").source
+    assert f"float, float, float, {dict(pairs=1, warps=2)[lanes]}, {8 if ku == '8' else 24}>" in src
+    got = emulate(p, ops, max_grid=2, gett_tile="stream")
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+
+
 @pytest.mark.parametrize("subs,shapes,what", CASES + [(*CCSD_T, "ccsd_t")], ids=IDS + ["ccsd_t"])
 def test_stream_compiles_for_sm90_without_spills(subs, shapes, what):
     p = _plan(subs, shapes)

@@ -112,6 +112,20 @@ def _along_m(lay, kp: int, e: int) -> bool:
     return _sectors(G["n"], G["k"], lay.tb, BN, kp, e) > _sectors(G["m"], G["k"], lay.ta, BM, kp, e)
 
 
+def _variant(kp: int) -> tuple:
+    """(lane order, k-loop chunk) of the fp32 kernel: EINC_STREAM_LANES (gett's orders,
+    rows by default) and EINC_STREAM_KU (8 by default, or "all": the whole K unrolled),
+    A/B switches for measurements."""
+    from .emit import GETT_LANES
+    lanes = os.environ.get("EINC_STREAM_LANES", "rows")
+    if lanes not in GETT_LANES:
+        raise EincError(f"EINC_STREAM_LANES={lanes!r}: expected one of {', '.join(GETT_LANES)}")
+    ku = os.environ.get("EINC_STREAM_KU", "8")
+    if ku not in ("8", "all"):
+        raise EincError(f"EINC_STREAM_KU={ku!r}: expected 8 or all")
+    return GETT_LANES[lanes], kp if ku == "all" else 8
+
+
 def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     if _mma(step, dtypes, compute) is not None:
         return emit_stream_mma(step, dtypes, compute)
@@ -124,11 +138,13 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
     along_m = _along_m(lay, KP, 4)  # the operand whose panel costs more sectors stays resident
     tout, tcn, tan, tin = _types(dtypes, compute)
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_fast, b_fast, along_m)
-    key = (VERSION, TILE, KP, flags, lay.swapped, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
+    lanes, ku = _variant(KP)
+    key = (VERSION, TILE, KP, flags, lay.swapped, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]),
+           lanes, ku)
     name = _name(TILE, key, dtypes)
     b = lambda x: "true" if x else "false"
     cfg = f"EincStreamTile<{BM}, {BN}, {KP}, {RM}, {RN}>"
-    targs = ", ".join([cfg, *map(b, flags), tout, tcn, tan])
+    targs = ", ".join([cfg, *map(b, flags), tout, tcn, tan, str(lanes), str(ku)])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({NT}, {BLOCKS_PER_SM})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"

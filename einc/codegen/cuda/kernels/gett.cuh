@@ -267,6 +267,24 @@ __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool 
   }
 }
 
+// Thread tid's place (tx, ty) in a block of NT threads, TX along the tile's columns: the
+// lane orders of the gett kernel's header (LANES 0 rows, 1 pairs, 2 warp tiles, 3 paired
+// warp tiles). Shared by the gett and stream kernels.
+template <int LANES, int TX, int NT> __device__ __forceinline__ void einc_lanes(int tid, int& tx, int& ty) {
+  static_assert(LANES != 1 || TX == 16, "lane pairs: two rows of 16 threads per warp");
+  static_assert(LANES < 2 || (TX % 8 == 0 && (NT / TX) % 4 == 0), "warp tiles of 4 x 8 threads");
+  constexpr int WX = TX / 8 > 0 ? TX / 8 : 1;  // warps along tx in the warp-tile orders
+  const int lane = tid % 32, warp = tid / 32, wx = warp % WX, wy = warp / WX;
+  tx = LANES == 1   ? lane / 2
+       : LANES == 2 ? wx * 8 + lane % 8
+       : LANES == 3 ? wx * 8 + (lane / 2) % 8
+                    : tid % TX;
+  ty = LANES == 1   ? warp * 2 + lane % 2
+       : LANES == 2 ? wy * 4 + lane / 8
+       : LANES == 3 ? wy * 4 + 2 * (lane / 16) + lane % 2
+                    : tid / TX;
+}
+
 // The masked store of a thread's RM x RN accumulators (rows (i/4)*(BM/(RM/4)) + ty*4 + i%4,
 // columns alike with tx) into the tile at (m0, n0) of C (its batch's origin), converted
 // through the compute type TC to the output's dtype. `row(m)` is C's offset of row m < M,
@@ -362,18 +380,8 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x;
   constexpr int TX = BN / RN;
-  static_assert(LANES != 1 || TX == 16, "lane pairs: two rows of 16 threads per warp");
-  static_assert(LANES < 2 || (TX % 8 == 0 && (NT / TX) % 4 == 0), "warp tiles of 4 x 8 threads");
-  constexpr int WX = TX / 8 > 0 ? TX / 8 : 1;  // warps along tx in the warp-tile orders
-  const int lane = tid % 32, warp = tid / 32, wx = warp % WX, wy = warp / WX;
-  const int tx = LANES == 1   ? lane / 2
-                 : LANES == 2 ? wx * 8 + lane % 8
-                 : LANES == 3 ? wx * 8 + (lane / 2) % 8
-                              : tid % TX;
-  const int ty = LANES == 1   ? warp * 2 + lane % 2
-                 : LANES == 2 ? wy * 4 + lane / 8
-                 : LANES == 3 ? wy * 4 + 2 * (lane / 16) + lane % 2
-                              : tid / TX;
+  int tx, ty;
+  einc_lanes<LANES, TX, NT>(tid, tx, ty);
 
   // Where this thread's loads land inside a tile: load i covers (a_mm(i), a_kk(i)).
   // M-fast: lanes on consecutive rows, each thread one row and LA slices of k.

@@ -36,8 +36,8 @@
 // were einc_tile_origin's divisions, long-scoreboard stalls 2.3 per issue with the tables
 // read in place, 226 us against gett's 257).
 //
-// Thread (ty, tx) owns an RM x RN register tile of 4x4 pieces as in gett (the `rows` lane
-// order); the store is gett's (einc_tile_store; the emitter orders M and N by C's strides,
+// Thread (ty, tx) owns an RM x RN register tile of 4x4 pieces as in gett (LANES: gett's
+// lane orders, einc_lanes); the store is gett's (einc_tile_store; the emitter orders M and N by C's strides,
 // so the stores coalesce). Shared memory: the ring, then two stages of As[KP][BM+PAD] and
 // two of Bs[KP][BN+PAD], PAD = 16 bytes (dynamic: 63 KB for 128x128, KP = 24, fp32, both
 // groups tabled).
@@ -119,7 +119,7 @@ __device__ __forceinline__ void einc_stream_issue(T* __restrict__ s, const T* __
 }
 
 template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, bool ALONG_M,
-          class TOut, class TC, class TA>
+          class TOut, class TC, class TA, int LANES = 0, int KU = 8>
 __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* __restrict__ a_ptr,
                                             const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, KP = Cfg::KP, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
@@ -142,7 +142,8 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x;
   constexpr int TX = BN / RN;
-  const int tx = tid % TX, ty = tid / TX;
+  int tx, ty;
+  einc_lanes<LANES, TX, NT>(tid, tx, ty);
 
   // The block's range of tiles (the emitter keeps the count below 2^31) and its cursor:
   // the tile whose header is written next, as (batch, tile row, tile column).
@@ -231,14 +232,15 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
 #pragma unroll
       for (int j = 0; j < RN / 4; ++j) einc_load4(Bs + k * (BN + PAD) + j * (BN / (RN / 4)) + tx * 4, b + 4 * j);
     };
-    // K in chunks of 8, the chunk loop not unrolled: a fully unrolled KP = 24 made the loop
-    // ~100 KB of code for two blocks at different points of it (instruction-cache misses)
+    // K in chunks of KU (8 by default), the chunk loop not unrolled: a fully unrolled
+    // KP = 24 is ~100 KB of code for two blocks at different points of it
+    static_assert(KP % KU == 0 && KU % 2 == 0, "whole chunks of an even length");
     frags(0, fa[0], fb[0]);
 #pragma unroll 1
-    for (int k0 = 0; k0 < KP; k0 += 8) {
+    for (int k0 = 0; k0 < KP; k0 += KU) {
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        if (k < 7 || k0 + 8 < KP) frags(k0 + k + 1, fa[(k + 1) & 1], fb[(k + 1) & 1]);
+      for (int k = 0; k < KU; ++k) {
+        if (k < KU - 1 || k0 + KU < KP) frags(k0 + k + 1, fa[(k + 1) & 1], fb[(k + 1) & 1]);
 #pragma unroll
         for (int r = 0; r < RM; ++r)
 #pragma unroll
