@@ -610,7 +610,8 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
     ("ij,jk->ik", dict(i=512, j=128, k=512), "wgmma128x128"),                   # K short, few tiles
     ("ij,jk->ik", dict(i=4096, j=160, k=4096), "wgmma256x128"),                 # K = 160 > SHORT_K
     ("ij,jk->ik", dict(i=256, j=256, k=256), "wgmma128x128")])                 # too few tiles
-def test_wgmma_takes_the_tiles_that_measured_faster(subs, sizes, tile):
+def test_wgmma_takes_the_tiles_that_measured_faster(monkeypatch, subs, sizes, tile):
+    monkeypatch.setenv("EINC_STREAM", "0")  # ccsd_t plans onto the stream kernel (test_stream.py)
     shapes = [tuple(sizes[c] for c in t) for t in subs.split("->")[0].split(",")]
     p = plan(subs, shapes, "bfloat16")  # the plan's own steps (lnim,kmjn copies an operand first)
     keys = [emit_step(p, s, "sm_90").key for s in p.steps]
