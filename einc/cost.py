@@ -102,9 +102,11 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "skinny": 0.9,  # every input byte once, 32-byte sectors or better: guess
           "smallmn": 0.85,  # both operands along their unit-stride K modes, runs of 4-8: guess
           "smallmn/gather": 0.25,  # an operand with no unit stride in K: 4-byte gathers (guess)
-          "stream": 0.85}  # C stored along its unit stride, runs of 24+ (guess)
-# the stream kernel's multiply-add rate relative to the SIMT family's peak (guess)
-STREAM_RATE = 0.8
+          "stream": 0.85,  # fp32: C stored along its unit stride, runs of 24+ (compute-bound: guess)
+          "stream/mma": 0.54}  # bf16 ccsd_t: 184 MB of C in 83 us (ncu, H200) = 2.2 TB/s
+# the fp32 stream kernel's multiply-add rate relative to the SIMT family's peak: ccsd_t's
+# 4.42 GFLOP in 179-180 us (ncu, H200) at wave efficiency 0.976
+STREAM_RATE = 0.64
 LOOP_TERM_S = 30e-9  # one summed term per lane: L2 latency over 4 accumulators in flight (guess)
 TIE = 0.10  # predictions closer than this are within the model's error
 # gett or reduce: the loop kernels' rate on a GEMM is a guess, so the model overrides the
@@ -423,18 +425,20 @@ def stream_pays(step, in_dtypes, res_dtype, compute, precision="highest", profil
 
 
 def predict_stream(step, in_dtypes, compute, profile=H200) -> Prediction:
-    """The stream kernel: compute at the SIMT family's peak times STREAM_RATE, K padded to
-    a multiple of 8, and the waves of its two resident blocks per SM; memory as gett's."""
+    """The stream kernel: compute at the family's peak (SIMT times STREAM_RATE; tensor cores
+    for fp16/bf16), K padded to a multiple of 8, and the waves of its two resident blocks per
+    SM; memory at the kernel's measured share of the copy bandwidth."""
     from .codegen.cuda.emit_stream import BLOCKS_PER_SM, BM, BN
     M, N, K, batch = _groups(step.modes)
     te = tile_efficiency(M, N, K, BM, BN, 8)
     we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms * BLOCKS_PER_SM)
     flops = 2 * M * N * K * batch
-    family = gett_family(in_dtypes, compute)
-    compute_s = flops / (profile.peak(family) * STREAM_RATE * te * we) if flops else 0.0
-    memory = step.bytes / (profile.bandwidth * ACCESS["stream"])
+    family = gett_family(in_dtypes, compute, work=M * N * K * batch)
+    mma = family.startswith("mma")  # the fp16/bf16 variant: tensor cores, memory-bound
+    compute_s = flops / (profile.peak(family) * (1.0 if mma else STREAM_RATE) * te * we) if flops else 0.0
+    memory = step.bytes / (profile.bandwidth * ACCESS["stream/mma" if mma else "stream"])
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
-                      f"stream {BM}x{BN}", te, we)
+                      f"{'stream_mma' if mma else 'stream'} {BM}x{BN}", te, we)
 
 
 def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
