@@ -45,11 +45,11 @@ __device__ __forceinline__ void einc_stream_mma_issue(unsigned smem, const unsig
   constexpr int KE = KB / E, VE = 16 / E, PR = KB / 16, CPR = R * E / 16;
   const int tid = threadIdx.x;
   if constexpr (VEC) {
-    constexpr int NV = (KMAJ ? R * PR : KE * CPR) / NT;
-    static_assert((KMAJ ? R * PR : KE * CPR) % NT == 0, "whole pieces per thread");
+    constexpr int TOTAL = KMAJ ? R * PR : KE * CPR, NV = (TOTAL + NT - 1) / NT;  // pieces, per thread
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
       const int c = tid + i * NT;
+      if (TOTAL % NT != 0 && c >= TOTAL) break;
       const int r = KMAJ ? c / PR : (c % CPR) * VE, k = KMAJ ? (c % PR) * VE : c / CPR;
       const bool ok = r0 + r < RT && k < K;
       const unsigned char* src = ok ? base + (row(r) + einc_goff<TAB_K>(k, sk, tk)) * E : base;
@@ -57,7 +57,7 @@ __device__ __forceinline__ void einc_stream_mma_issue(unsigned smem, const unsig
     }
   } else {
     constexpr int NS = R * KE / NT, U = NS < 4 ? NS : 4;  // elements per thread; loads in flight
-    static_assert((R * KE) % NT == 0 && NS % U == 0, "whole elements per thread");
+    static_assert((R * KE) % NT == 0 && NS % U == 0, "whole elements per thread");  // KE: multiple of 16
 #pragma unroll 1
     for (int i0 = 0; i0 < NS; i0 += U) {
       Raw v[U];
