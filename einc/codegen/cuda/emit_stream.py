@@ -97,7 +97,7 @@ def _sectors(modes, k_modes, t, rows: int, kp: int, e: int = 4) -> int:
     return rows * kp
 
 
-def _along_m(lay, kp: int, e: int, bm: int = BM, bn: int = BN) -> bool:
+def _along_m(lay, kp: int, e: int) -> bool:
     """Walk tiles along M (B's panel resident) when B's panel costs more sectors than A's,
     else along N, C's unit-stride side, so that a block's consecutive tiles write adjacent
     runs of the same rows (bf16 ccsd_t, both panels K-major after the plan's copy: along N
@@ -109,7 +109,7 @@ def _along_m(lay, kp: int, e: int, bm: int = BM, bn: int = BN) -> bool:
     if along != "auto":
         return along == "m"
     G = lay.G
-    return _sectors(G["n"], G["k"], lay.tb, bn, kp, e) > _sectors(G["m"], G["k"], lay.ta, bm, kp, e)
+    return _sectors(G["n"], G["k"], lay.tb, BN, kp, e) > _sectors(G["m"], G["k"], lay.ta, BM, kp, e)
 
 
 def _variant(kp: int) -> tuple:
@@ -170,16 +170,9 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
                           lay.words)
 
 
-# tensor-core variant tiles: (BM, BN, WM, WN, blocks per SM); EINC_STREAM_MMA_TILE picks one
-MMA_TILES = {"128x128": (128, 128, 2, 4, 2),  # warps of 64 x 32, 64 accumulators a thread
-             "128x64": (128, 64, 4, 2, 3)}  # warps of 32 x 32: 32 accumulators, three blocks per SM
-
-
-def _mma_tile() -> tuple:
-    t = os.environ.get("EINC_STREAM_MMA_TILE", "128x128")
-    if t not in MMA_TILES:
-        raise EincError(f"EINC_STREAM_MMA_TILE={t!r}: expected one of {', '.join(MMA_TILES)}")
-    return MMA_TILES[t]
+# tensor-core variant: 128x128 tiles, 2 x 4 warps of 64 x 32 (a 128x64 tile of 32 x 32 warps
+# at three blocks per SM measured slower: benchmarks/NOTES.md, session 8)
+WM, WN = 2, 4
 
 
 def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKernel:
@@ -190,13 +183,13 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     struct, E, what = _OPS[_mma(step, dtypes, compute)]
     K = _k(step)
     KB = _cdiv(K * E, 32) * 32
-    BM, BN, WM, WN, minb = _mma_tile()
+    minb = BLOCKS_PER_SM
     lay = gett_layout(step, BM, BN)
     G, ta, tb, tabled = lay.G, lay.ta, lay.tb, lay.tabled
     a_kmaj, b_kmaj = not _has_unit(G["m"], ta), not _has_unit(G["n"], tb)
     vec_a = vec and _vec_ok(G, "k" if a_kmaj else "m", ta, 16 // E)
     vec_b = vec and _vec_ok(G, "k" if b_kmaj else "n", tb, 16 // E)
-    along_m = _along_m(lay, KB // E, E, BM, BN)
+    along_m = _along_m(lay, KB // E, E)
     side = lambda r, kmaj: r * (KB + 16) if kmaj else (KB // E) * (r * E + 16)  # mma.cuh EincMmaSmem
     ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
     staging = WM * WN * (BM // WM) * ((BN // WN) * dtypes[0].itemsize + 16)  # one area per warp
@@ -204,7 +197,7 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_kmaj, b_kmaj, vec_a, vec_b, along_m)
-    key = (VERSION, "stream_mma", BM, BN, WM, WN, minb, KB, struct, flags, lay.swapped, dtypes[0].name, compute.name,
+    key = (VERSION, "stream_mma", KB, struct, flags, lay.swapped, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("stream_mma", key, dtypes)
     nt = WM * WN * 32

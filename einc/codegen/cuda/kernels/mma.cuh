@@ -246,6 +246,31 @@ template <class Op, int R, bool KMAJ, int KB> struct EincMmaFrag {
   }
 };
 
+// One K slice (KB bytes of k, shared-memory tiles at sa / sb) into a warp's MI x NI mma
+// tiles at rows wm0 and columns wn0 of the block tile. Shared by mma and stream_mma.
+template <class Op, int BM, int BN, bool A_KMAJ, bool B_KMAJ, int KB, int MI, int NI, class Acc>
+__device__ __forceinline__ void einc_mma_slice(Acc (&acc)[MI][NI][4], unsigned sa, unsigned sb, int wm0, int wn0) {
+#pragma unroll
+  for (int kb = 0; kb < KB; kb += 32) {
+    unsigned fa[MI][4], fb[NI][2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) EincMmaFrag<Op, BM, A_KMAJ, KB>::a(fa[i], sa, wm0 + i * 16, kb);
+#pragma unroll
+    for (int j = 0; j < NI; j += 2) {
+      unsigned f[4];
+      EincMmaFrag<Op, BN, B_KMAJ, KB>::b2(f, sb, wn0 + j * 8, kb);
+      fb[j][0] = f[0];
+      fb[j][1] = f[1];
+      fb[j + 1][0] = f[2];
+      fb[j + 1][1] = f[3];
+    }
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) Op::mma(acc[i][j], fa[i], fb[j]);
+  }
+}
+
 template <class Cfg, class Op, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_KMAJ, bool B_KMAJ,
           bool VEC_A, bool VEC_B, class TOut, class TC, class TA>
 __device__ __forceinline__ void einc_mma_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
@@ -317,25 +342,7 @@ __device__ __forceinline__ void einc_mma_gett(void* __restrict__ out, const void
       if (nxt < nk) issue(nxt, nstage);
       einc_cp_commit();
       const unsigned sa_s = smem0 + stage * STAGE, sb_s = sa_s + LA::BYTES;
-#pragma unroll
-      for (int kb = 0; kb < KB; kb += 32) {
-        unsigned fa[MI][4], fb[NI][2];
-#pragma unroll
-        for (int i = 0; i < MI; ++i) EincMmaFrag<Op, BM, A_KMAJ, KB>::a(fa[i], sa_s, wm0 + i * 16, kb);
-#pragma unroll
-        for (int j = 0; j < NI; j += 2) {
-          unsigned f[4];
-          EincMmaFrag<Op, BN, B_KMAJ, KB>::b2(f, sb_s, wn0 + j * 8, kb);
-          fb[j][0] = f[0];
-          fb[j][1] = f[1];
-          fb[j + 1][0] = f[2];
-          fb[j + 1][1] = f[3];
-        }
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j) Op::mma(acc[i][j], fa[i], fb[j]);
-      }
+      einc_mma_slice<Op, BM, BN, A_KMAJ, B_KMAJ, KB>(acc, sa_s, sb_s, wm0, wn0);
       stage = stage == S - 1 ? 0 : stage + 1;
     }
     einc_cp_wait<0>();
