@@ -10,6 +10,7 @@ several tiles through both stages of the ring.
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from einc import api
 from einc.codegen.cuda import emit_stream
@@ -55,6 +56,49 @@ def test_emulated_stream_matches_numpy(subs, shapes, what):
     assert tiles > 2  # blocks walk several tiles (the grid is capped at 2)
     got = emulate(p, ops, max_grid=2, gett_tile="stream")
     assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+
+
+@st.composite
+def short_k_contractions(draw):
+    """A random two-operand contraction with K <= K_MAX: batch, M, N and K modes of random
+    extents, each operand's and the output's labels in a random order (so any group may be
+    tabled, either operand may be fast along its rows or K, C may be unit-stride along M)."""
+    labels = iter("abcdefghij")
+    group = lambda lo, hi, ext: [(next(labels), draw(st.integers(*ext))) for _ in range(draw(st.integers(lo, hi)))]
+    batch, m, n = group(0, 1, (2, 3)), group(1, 2, (3, 40)), group(1, 2, (3, 40))  # up to 13 tile rows
+    k = group(1, 2, (2, 9))
+    ext = dict(batch + m + n + k)
+    a = draw(st.permutations([l for l, _ in batch + m + k]))
+    b = draw(st.permutations([l for l, _ in batch + k + n]))
+    c = draw(st.permutations([l for l, _ in batch + m + n]))
+    subs = f"{''.join(a)},{''.join(b)}->{''.join(c)}"
+    return subs, [tuple(ext[l] for l in a), tuple(ext[l] for l in b)], draw(st.sampled_from(["m", "n"]))
+
+
+@needs_emulator
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(short_k_contractions())
+def test_emulated_stream_matches_numpy_on_random_short_k_contractions(case):
+    """The differential backbone for this kernel: random layouts, either walking direction,
+    two blocks walking every tile (each block several, both stages and all three slots)."""
+    subs, shapes, along = case
+    import os
+    old = os.environ.get("EINC_STREAM_ALONG")
+    os.environ["EINC_STREAM_ALONG"] = along
+    try:
+        p = _plan(subs, shapes)
+        gemm = p.steps[-1]
+        if gemm.strategy != "gett" or not stream_applies(gemm, [np.dtype("float32")] * 3, np.dtype("float32")):
+            return  # (a K of 1 after the plan's merges, or no GEMM left)
+        rng = np.random.default_rng(abs(hash(subs)) % 2 ** 32)
+        ops = [make(rng, s, "float32") for s in shapes]
+        got = emulate(p, ops, max_grid=2, gett_tile="stream")
+        assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    finally:
+        if old is None:
+            os.environ.pop("EINC_STREAM_ALONG", None)
+        else:
+            os.environ["EINC_STREAM_ALONG"] = old
 
 
 @needs_emulator
