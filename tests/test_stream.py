@@ -32,6 +32,7 @@ CASES = [
     ("bik,bjk->bij", [(3, 130, 17), (3, 129, 17)], "a batch group"),
     ("abk,jk->baj", [(7, 30, 12), (150, 12)], "tabled M, strided N"),
     ("jk,abk->baj", [(150, 12), (7, 30, 12)], "strided M, tabled N"),
+    ("abik,bajk->abij", [(2, 3, 130, 9), (3, 2, 70, 9)], "tabled batch: panels change with the batch"),
 ]
 IDS = [c[2] for c in CASES]
 
