@@ -53,12 +53,15 @@ def stream_applies(step: Step, dtypes, compute) -> bool:
     """Whether the stream kernel can run ``step``: a two-operand gett step with fp32 inputs
     and compute, 1 <= K <= K_MAX (cp.async copies raw bits; int32, the other 4-byte type,
     spilled 1.7 KB on a both-operands row-fast layout and is left to gett), or fp16/bf16
-    inputs and output with fp32 compute (mma.sync), 1 <= K <= K_MAX_MMA."""
+    inputs and output with fp32 compute (mma.sync), 1 <= K <= K_MAX_MMA; a batch group of at
+    most one mode (after merging)."""
     compute = np.dtype(compute)
     size = lambda g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
     tiles = size("batch") * _cdiv(size("m"), BM) * _cdiv(size("n"), BN)
     if not _gett_applies(step, dtypes, compute) or tiles >= 2 ** 31:  # the kernel counts tiles in 32 bits
         return False
+    if len(gett_layout(step, BM, BN, metadata=False).G["b"]) > 1:
+        return False  # a tabled batch: its per-tile lookups spilled the fp32 kernel (20 bytes at 128 registers)
     if _mma(step, dtypes, compute) is not None:
         return 1 <= _k(step) <= K_MAX_MMA
     return (compute.name == "float32" and all(np.dtype(d) == compute for d in dtypes[1:])
