@@ -143,11 +143,16 @@ template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M> struct EincStrea
     cb = first / fast / slow;
   }
   __device__ __forceinline__ const long long* slot(int s) const { return ring + s * SLOT; }
-  // tabled offsets of a tile's row r (A's / C's along M, B's / C's along N)
-  static __device__ __forceinline__ long long a_row(const long long* o, int r) { return o[4 + r]; }
-  static __device__ __forceinline__ long long c_row(const long long* o, int r) { return o[4 + BM + r]; }
-  static __device__ __forceinline__ long long b_row(const long long* o, int r) { return o[4 + 2 * OM + r]; }
-  static __device__ __forceinline__ long long c_col(const long long* o, int r) { return o[4 + 2 * OM + BN + r]; }
+  // tabled offsets of a tile's row r (A's / C's along M, B's / C's along N), r of the
+  // caller's index type
+  template <class I> static __device__ __forceinline__ long long a_row(const long long* o, I r) { return o[4 + r]; }
+  template <class I> static __device__ __forceinline__ long long c_row(const long long* o, I r) { return o[4 + BM + r]; }
+  template <class I> static __device__ __forceinline__ long long b_row(const long long* o, I r) {
+    return o[4 + 2 * OM + r];
+  }
+  template <class I> static __device__ __forceinline__ long long c_col(const long long* o, I r) {
+    return o[4 + 2 * OM + BN + r];
+  }
 
   // Header and offsets of the cursor's tile into slot `s`; then advance the cursor.
   __device__ __forceinline__ void begin_tile(int s) {
@@ -176,8 +181,8 @@ template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M> struct EincStrea
     }
   }
 
-  // The pipeline (see the header): load_a(o, stage) / load_b(o, stage) issue the panels of
-  // the tile whose header is o into a stage; tile(o, sa, sb) multiplies and stores the tile
+  // The pipeline (see the header): load_a(o, bi, m0, stage) / load_b(o, bi, n0, stage)
+  // issue the panels of the tile whose header is o = (bi, m0, n0, ...) into a stage; tile(o, sa, sb) multiplies and stores the tile
   // whose panels are in stages sa, sb. A panel is issued only when it differs from the
   // previous tile's, into the other stage.
   template <class LoadA, class LoadB, class Tile>
@@ -185,14 +190,15 @@ template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M> struct EincStrea
     // the panels of the tile in slot s that differ from those in slot `prev` (-1: none)
     auto issue = [&](int s, int prev, int& sa, int& sb) {
       const long long* o = slot(s);
+      const long long bi = o[0], m0 = o[1], n0 = o[2];
       const long long* q = prev < 0 ? o : slot(prev);
-      if (prev < 0 || q[0] != o[0] || q[1] != o[1]) {
+      if (prev < 0 || q[0] != bi || q[1] != m0) {
         sa = prev < 0 ? 0 : sa ^ 1;
-        load_a(o, sa);
+        load_a(o, bi, m0, sa);
       }
-      if (prev < 0 || q[0] != o[0] || q[2] != o[2]) {
+      if (prev < 0 || q[0] != bi || q[2] != n0) {
         sb = prev < 0 ? 0 : sb ^ 1;
-        load_b(o, sb);
+        load_b(o, bi, n0, sb);
       }
     };
     if (count <= 0) return;
@@ -246,14 +252,12 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
   einc_lanes<LANES, TX, NT>(tid, tx, ty);
 
   Walk walk(ring, p, tid);
-  auto load_a = [&](const long long* o, int stage) {
-    const long long bi = o[0], m0 = o[1];
+  auto load_a = [&](const long long* o, long long bi, long long m0, int stage) {
     einc_stream_issue<BM, KP, NT, A_MFAST, TAB_K>(
         as + stage * SA, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), m0, p.M, p.K,
         [&](int r) { return TAB_M ? Walk::a_row(o, r) : (m0 + r) * p.a_m; }, p.a_k, p.ta_k, tid);
   };
-  auto load_b = [&](const long long* o, int stage) {
-    const long long bi = o[0], n0 = o[2];
+  auto load_b = [&](const long long* o, long long bi, long long n0, int stage) {
     einc_stream_issue<BN, KP, NT, B_NFAST, TAB_K>(
         bs + stage * SB, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), n0, p.N, p.K,
         [&](int r) { return TAB_N ? Walk::b_row(o, r) : (n0 + r) * p.b_n; }, p.b_k, p.tb_k, tid);
@@ -292,7 +296,7 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
     const long long bi = o[0], m0 = o[1], n0 = o[2];
     einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
         C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
-        [&](long long m) { return TAB_M ? Walk::c_row(o, static_cast<int>(m - m0)) : m * p.c_m; },
-        [&](long long n) { return Walk::c_col(o, static_cast<int>(n - n0)); });
+        [&](long long m) { return TAB_M ? Walk::c_row(o, m - m0) : m * p.c_m; },
+        [&](long long n) { return Walk::c_col(o, n - n0); });
   });
 }

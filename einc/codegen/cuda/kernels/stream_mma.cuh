@@ -106,14 +106,12 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   const int wm0 = (warp / Cfg::WN) * Cfg::TM, wn0 = (warp % Cfg::WN) * Cfg::TN;
 
   Walk walk(ring, p, tid);
-  auto load_a = [&](const long long* o, int stage) {
-    const long long bi = o[0], m0 = o[1];
+  auto load_a = [&](const long long* o, long long bi, long long m0, int stage) {
     einc_stream_mma_issue<BM, E, NT, A_KMAJ, VEC_A, TAB_K, KB>(
         as + stage * LA::BYTES, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E, m0, p.M, p.K,
         [&](int r) { return TAB_M ? Walk::a_row(o, r) : (m0 + r) * p.a_m; }, p.a_k, p.ta_k);
   };
-  auto load_b = [&](const long long* o, int stage) {
-    const long long bi = o[0], n0 = o[2];
+  auto load_b = [&](const long long* o, long long bi, long long n0, int stage) {
     einc_stream_mma_issue<BN, E, NT, B_KMAJ, VEC_B, TAB_K, KB>(
         bs + stage * LB::BYTES, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, n0, p.N, p.K,
         [&](int r) { return TAB_N ? Walk::b_row(o, r) : (n0 + r) * p.b_n; }, p.b_k, p.tb_k);
