@@ -100,6 +100,8 @@ def all_kernels() -> dict:
             add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} big gett")
         for dt in ("float32", "int32"):  # the 16-k slice tile (4-byte raw copies only)
             add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} gett 128x128x16", "128x128x16")
+    for dt in ("float32", "bfloat16", "float16"):  # the stream kernels (ccsd_t: short K, big C)
+        add(plan("amji,cbkm->kjicba", [(24, 24, 20, 24), (20, 20, 20, 24)], dt, "gett"), f"ccsd_t {dt} stream")
     return out
 
 
@@ -149,7 +151,8 @@ def resources(log: str):
 
 def test_the_case_set_covers_every_family_variant():
     fams = {_family(k) for k, _ in all_kernels().values()}
-    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "permute", "mma", "wgmma"}
+    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "permute", "mma", "wgmma",
+                    "stream", "stream_mma"}
     permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
     assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
@@ -241,7 +244,7 @@ def test_meta_is_exactly_meta_size_bytes_and_holds_table_pointers():
         assert all(isinstance(t, np.ndarray) and t.dtype == np.int64 for t in k.tables)
         gx, gy, gz = k.grid
         assert 1 <= gx < 2 ** 31 and gy == gz == 1 and k.block[0] % 32 == 0
-        assert (k.smem == 0) != (_family(k) in ("mma", "wgmma")) and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
+        assert (k.smem == 0) != (_family(k) in ("mma", "wgmma", "stream", "stream_mma")) and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
         assert '#include "' not in k.source
 
 

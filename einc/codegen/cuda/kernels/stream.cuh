@@ -118,45 +118,45 @@ __device__ __forceinline__ void einc_stream_issue(T* __restrict__ s, const T* __
   }
 }
 
-// The stream kernels' walk (shared by stream.cuh and stream_mma.cuh): a block's
-// contiguous range of tiles (the emitter keeps the count below 2^31), a cursor (the tile
-// whose header is written next, as batch, tile row, tile column), and the three-slot ring
-// of tile headers and tabled offsets at `ring`. Slot layout: header (bi, m0, n0, -), then
-// A rows and C rows (TAB_M), then B rows and C columns (TAB_N).
-template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M> struct EincStreamWalk {
-  static constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0;
-  static constexpr int SLOT = 4 + 2 * (OM + ON), BYTES = 8 * 3 * SLOT;
-  long long* const ring;
-  const EincGettMeta& p;
-  const int tid;
-  int first, count, fast, slow, cf, cs, cb;
+template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, bool ALONG_M,
+          class TOut, class TC, class TA, int LANES = 0, int KU = 8>
+__device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* __restrict__ a_ptr,
+                                            const void* __restrict__ b_ptr, const EincGettMeta& p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, KP = Cfg::KP, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
+  constexpr int PAD = 16 / static_cast<int>(sizeof(TA)), SA = KP * (BM + PAD), SB = KP * (BN + PAD);
+  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0;
+  constexpr int SLOT = 4 + 2 * (OM + ON);  // header (bi, m0, n0, -), A rows, C rows, B rows, C columns
+  static_assert(sizeof(TA) == 4, "raw 4-byte copies");
+  static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
+  static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
+#ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
+  alignas(16) static unsigned char einc_smem[einc_stream_smem<Cfg, TAB_M, TAB_N, TA>()];
+#else
+  extern __shared__ __align__(16) unsigned char einc_smem[];
+#endif
+  long long* const ring = reinterpret_cast<long long*>(einc_smem);
+  TA* const as = reinterpret_cast<TA*>(einc_smem + 8 * 3 * SLOT);  // two A stages, then two B stages
+  TA* const bs = as + 2 * SA;
+  const TA* __restrict__ A = static_cast<const TA*>(a_ptr);
+  const TA* __restrict__ B = static_cast<const TA*>(b_ptr);
+  TOut* __restrict__ C = static_cast<TOut*>(out);
+  const int tid = threadIdx.x;
+  constexpr int TX = BN / RN;
+  int tx, ty;
+  einc_lanes<LANES, TX, NT>(tid, tx, ty);
 
-  __device__ __forceinline__ EincStreamWalk(long long* ring_, const EincGettMeta& p_, int tid_)
-      : ring(ring_), p(p_), tid(tid_) {
-    const long long tiles = p.tiles_m * p.tiles_n * p.batch;
-    first = static_cast<int>(tiles * blockIdx.x / gridDim.x);
-    count = static_cast<int>(tiles * (blockIdx.x + 1) / gridDim.x) - first;
-    fast = static_cast<int>(ALONG_M ? p.tiles_m : p.tiles_n);
-    slow = static_cast<int>(ALONG_M ? p.tiles_n : p.tiles_m);
-    cf = first % fast;
-    cs = (first / fast) % slow;
-    cb = first / fast / slow;
-  }
-  __device__ __forceinline__ const long long* slot(int s) const { return ring + s * SLOT; }
-  // tabled offsets of a tile's row r (A's / C's along M, B's / C's along N), r of the
-  // caller's index type
-  template <class I> static __device__ __forceinline__ long long a_row(const long long* o, I r) { return o[4 + r]; }
-  template <class I> static __device__ __forceinline__ long long c_row(const long long* o, I r) { return o[4 + BM + r]; }
-  template <class I> static __device__ __forceinline__ long long b_row(const long long* o, I r) {
-    return o[4 + 2 * OM + r];
-  }
-  template <class I> static __device__ __forceinline__ long long c_col(const long long* o, I r) {
-    return o[4 + 2 * OM + BN + r];
-  }
+  // The block's range of tiles (the emitter keeps the count below 2^31) and its cursor:
+  // the tile whose header is written next, as (batch, tile row, tile column).
+  const long long tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int first = static_cast<int>(tiles * blockIdx.x / gridDim.x);
+  const int count = static_cast<int>(tiles * (blockIdx.x + 1) / gridDim.x) - first;
+  const int fast = static_cast<int>(ALONG_M ? p.tiles_m : p.tiles_n);
+  const int slow = static_cast<int>(ALONG_M ? p.tiles_n : p.tiles_m);
+  int cf = first % fast, cs = (first / fast) % slow, cb = first / fast / slow;
 
-  // Header and offsets of the cursor's tile into slot `s`; then advance the cursor.
-  __device__ __forceinline__ void begin_tile(int s) {
-    long long* o = ring + s * SLOT;
+  // Header and offsets of the cursor's tile into `slot`; then advance the cursor.
+  auto begin_tile = [&](int slot) {
+    long long* o = ring + slot * SLOT;
     const long long m0 = static_cast<long long>(ALONG_M ? cf : cs) * BM;
     const long long n0 = static_cast<long long>(ALONG_M ? cs : cf) * BN;
     if (tid == 0) {
@@ -179,90 +179,45 @@ template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M> struct EincStrea
         ++cb;
       }
     }
-  }
-
-  // The pipeline (see the header): load_a(o, bi, m0, stage) / load_b(o, bi, n0, stage)
-  // issue the panels of the tile whose header is o = (bi, m0, n0, ...) into a stage; tile(o, sa, sb) multiplies and stores the tile
-  // whose panels are in stages sa, sb. A panel is issued only when it differs from the
-  // previous tile's, into the other stage.
-  template <class LoadA, class LoadB, class Tile>
-  __device__ __forceinline__ void run(LoadA&& load_a, LoadB&& load_b, Tile&& tile) {
-    // the panels of the tile in slot s that differ from those in slot `prev` (-1: none)
-    auto issue = [&](int s, int prev, int& sa, int& sb) {
-      const long long* o = slot(s);
-      const long long bi = o[0], m0 = o[1], n0 = o[2];
-      const long long* q = prev < 0 ? o : slot(prev);
-      if (prev < 0 || q[0] != bi || q[1] != m0) {
-        sa = prev < 0 ? 0 : sa ^ 1;
-        load_a(o, bi, m0, sa);
-      }
-      if (prev < 0 || q[0] != bi || q[2] != n0) {
-        sb = prev < 0 ? 0 : sb ^ 1;
-        load_b(o, bi, n0, sb);
-      }
-    };
-    if (count <= 0) return;
-    int sa = 0, sb = 0;  // the stages of the tile being multiplied; na/nb: of the next one
-    begin_tile(0);
-    if (count > 1) begin_tile(1);
-    einc_cp_commit();
-    einc_cp_wait<0>();
-    __syncthreads();  // RAW: the first two tiles' headers and offsets
-    issue(0, -1, sa, sb);
-    einc_cp_commit();
-    for (int i = 0, s = 0; i < count; ++i, s = s == 2 ? 0 : s + 1) {
-      einc_cp_wait<0>();  // this thread's copies of tile i's operands and tile i+1's offsets
-      __syncthreads();    // RAW: everyone's; WAR: tile i-1's readers of the stages and slot
-      const int next = s == 2 ? 0 : s + 1;
-      int na = sa, nb = sb;
-      if (i + 1 < count) issue(next, s, na, nb);
-      if (i + 2 < count) begin_tile(next == 2 ? 0 : next + 1);
-      einc_cp_commit();
-      tile(slot(s), sa, sb);
-      sa = na;
-      sb = nb;
+  };
+  // The operands of the tile in `slot` whose panels differ from those of `prev` (-1: none)
+  // into the other stages; sa/sb: the stages the tile's panels are in (updated).
+  auto issue = [&](int slot, int prev, int& sa, int& sb) {
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
+    const long long* q = prev < 0 ? o : ring + prev * SLOT;
+    if (prev < 0 || q[0] != bi || q[1] != m0) {
+      sa = prev < 0 ? 0 : sa ^ 1;
+      einc_stream_issue<BM, KP, NT, A_MFAST, TAB_K>(
+          as + sa * SA, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), m0, p.M, p.K,
+          [&](int r) { return TAB_M ? o[4 + r] : (m0 + r) * p.a_m; }, p.a_k, p.ta_k, tid);
     }
-  }
-};
-
-template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, bool ALONG_M,
-          class TOut, class TC, class TA, int LANES = 0, int KU = 8>
-__device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* __restrict__ a_ptr,
-                                            const void* __restrict__ b_ptr, const EincGettMeta& p) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, KP = Cfg::KP, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
-  constexpr int PAD = 16 / static_cast<int>(sizeof(TA)), SA = KP * (BM + PAD), SB = KP * (BN + PAD);
-  static_assert(sizeof(TA) == 4, "raw 4-byte copies");
-  static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
-  static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
-#ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
-  alignas(16) static unsigned char einc_smem[einc_stream_smem<Cfg, TAB_M, TAB_N, TA>()];
-#else
-  extern __shared__ __align__(16) unsigned char einc_smem[];
-#endif
-  using Walk = EincStreamWalk<BM, BN, TAB_M, TAB_N, ALONG_M>;
-  long long* const ring = reinterpret_cast<long long*>(einc_smem);
-  TA* const as = reinterpret_cast<TA*>(einc_smem + Walk::BYTES);  // two A stages, then two B stages
-  TA* const bs = as + 2 * SA;
-  const TA* __restrict__ A = static_cast<const TA*>(a_ptr);
-  const TA* __restrict__ B = static_cast<const TA*>(b_ptr);
-  TOut* __restrict__ C = static_cast<TOut*>(out);
-  const int tid = threadIdx.x;
-  constexpr int TX = BN / RN;
-  int tx, ty;
-  einc_lanes<LANES, TX, NT>(tid, tx, ty);
-
-  Walk walk(ring, p, tid);
-  auto load_a = [&](const long long* o, long long bi, long long m0, int stage) {
-    einc_stream_issue<BM, KP, NT, A_MFAST, TAB_K>(
-        as + stage * SA, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), m0, p.M, p.K,
-        [&](int r) { return TAB_M ? Walk::a_row(o, r) : (m0 + r) * p.a_m; }, p.a_k, p.ta_k, tid);
+    if (prev < 0 || q[0] != bi || q[2] != n0) {
+      sb = prev < 0 ? 0 : sb ^ 1;
+      einc_stream_issue<BN, KP, NT, B_NFAST, TAB_K>(
+          bs + sb * SB, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), n0, p.N, p.K,
+          [&](int r) { return TAB_N ? o[4 + 2 * OM + r] : (n0 + r) * p.b_n; }, p.b_k, p.tb_k, tid);
+    }
   };
-  auto load_b = [&](const long long* o, long long bi, long long n0, int stage) {
-    einc_stream_issue<BN, KP, NT, B_NFAST, TAB_K>(
-        bs + stage * SB, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), n0, p.N, p.K,
-        [&](int r) { return TAB_N ? Walk::b_row(o, r) : (n0 + r) * p.b_n; }, p.b_k, p.tb_k, tid);
-  };
-  walk.run(load_a, load_b, [&](const long long* o, int sa, int sb) {
+
+  if (count <= 0) return;
+  int sa = 0, sb = 0;  // the stages of the tile being multiplied; na/nb: of the next one
+  begin_tile(0);
+  if (count > 1) begin_tile(1);
+  einc_cp_commit();
+  einc_cp_wait<0>();
+  __syncthreads();  // RAW: the first two tiles' headers and offsets
+  issue(0, -1, sa, sb);
+  einc_cp_commit();
+  for (int i = 0, slot = 0; i < count; ++i, slot = slot == 2 ? 0 : slot + 1) {
+    einc_cp_wait<0>();  // this thread's copies of tile i's operands and tile i+1's offsets
+    __syncthreads();    // RAW: everyone's; WAR: tile i-1's readers of the stages and slot
+    const int next = slot == 2 ? 0 : slot + 1;
+    int na = sa, nb = sb;
+    if (i + 1 < count) issue(next, slot, na, nb);
+    if (i + 2 < count) begin_tile(next == 2 ? 0 : next + 1);
+    einc_cp_commit();
+
     const TA* __restrict__ As = as + sa * SA;
     const TA* __restrict__ Bs = bs + sb * SB;
     TA acc[RM][RN];
@@ -293,10 +248,13 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
       }
     }
 
+    const long long* o = ring + slot * SLOT;
     const long long bi = o[0], m0 = o[1], n0 = o[2];
     einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
         C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
-        [&](long long m) { return TAB_M ? Walk::c_row(o, m - m0) : m * p.c_m; },
-        [&](long long n) { return Walk::c_col(o, n - n0); });
-  });
+        [&](long long m) { return TAB_M ? o[4 + BM + (m - m0)] : m * p.c_m; },
+        [&](long long n) { return o[4 + 2 * OM + BN + (n - n0)]; });
+    sa = na;
+    sb = nb;
+  }
 }

@@ -86,12 +86,12 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   constexpr int BM = Cfg::BM, BN = Cfg::BN, NT = Cfg::NT, E = Op::E, KB = Cfg::KB, MI = Cfg::MI, NI = Cfg::NI;
   using LA = EincMmaSmem<BM, E, A_KMAJ, KB>;
   using LB = EincMmaSmem<BN, E, B_KMAJ, KB>;
-  using Walk = EincStreamWalk<BM, BN, TAB_M, TAB_N, ALONG_M>;
-  constexpr int RING = (Walk::BYTES + 127) / 128 * 128;
+  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0, SLOT = 4 + 2 * (OM + ON);
+  constexpr int RING = (8 * 3 * SLOT + 127) / 128 * 128;
   constexpr int WPITCH = Cfg::TN * static_cast<int>(sizeof(TOut)) + 16, WSTAGE = Cfg::TM * WPITCH;  // per warp
   static_assert(NI % 2 == 0, "B fragments come in pairs of 8-column tiles");
   static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
-  static_assert(LA::BYTES % 128 == 0 && LB::BYTES % 128 == 0, "aligned areas");
+  static_assert(RING % 128 == 0 && LA::BYTES % 128 == 0 && LB::BYTES % 128 == 0, "aligned areas");
   using Acc = typename Op::Acc;
 
   extern __shared__ __align__(128) unsigned char einc_smem[];
@@ -105,18 +105,74 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm0 = (warp / Cfg::WN) * Cfg::TM, wn0 = (warp % Cfg::WN) * Cfg::TN;
 
-  Walk walk(ring, p, tid);
-  auto load_a = [&](const long long* o, long long bi, long long m0, int stage) {
-    einc_stream_mma_issue<BM, E, NT, A_KMAJ, VEC_A, TAB_K, KB>(
-        as + stage * LA::BYTES, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E, m0, p.M, p.K,
-        [&](int r) { return TAB_M ? Walk::a_row(o, r) : (m0 + r) * p.a_m; }, p.a_k, p.ta_k);
+  const long long tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int first = static_cast<int>(tiles * blockIdx.x / gridDim.x);
+  const int count = static_cast<int>(tiles * (blockIdx.x + 1) / gridDim.x) - first;
+  const int fast = static_cast<int>(ALONG_M ? p.tiles_m : p.tiles_n);
+  const int slow = static_cast<int>(ALONG_M ? p.tiles_n : p.tiles_m);
+  int cf = first % fast, cs_ = (first / fast) % slow, cb = first / fast / slow;
+
+  auto begin_tile = [&](int slot) {  // as in einc_stream
+    long long* o = ring + slot * SLOT;
+    const long long m0 = static_cast<long long>(ALONG_M ? cf : cs_) * BM;
+    const long long n0 = static_cast<long long>(ALONG_M ? cs_ : cf) * BN;
+    if (tid == 0) {
+      o[0] = cb;
+      o[1] = m0;
+      o[2] = n0;
+    }
+    if constexpr (TAB_M) {
+      if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
+      else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
+    }
+    if constexpr (TAB_N) {
+      if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
+      else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
+    }
+    if (++cf == fast) {
+      cf = 0;
+      if (++cs_ == slow) {
+        cs_ = 0;
+        ++cb;
+      }
+    }
   };
-  auto load_b = [&](const long long* o, long long bi, long long n0, int stage) {
-    einc_stream_mma_issue<BN, E, NT, B_KMAJ, VEC_B, TAB_K, KB>(
-        bs + stage * LB::BYTES, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, n0, p.N, p.K,
-        [&](int r) { return TAB_N ? Walk::b_row(o, r) : (n0 + r) * p.b_n; }, p.b_k, p.tb_k);
+  auto issue = [&](int slot, int prev, int& sa, int& sb) {
+    const long long* o = ring + slot * SLOT;
+    const long long bi = o[0], m0 = o[1], n0 = o[2];
+    const long long* q = prev < 0 ? o : ring + prev * SLOT;
+    if (prev < 0 || q[0] != bi || q[1] != m0) {
+      sa = prev < 0 ? 0 : sa ^ 1;
+      einc_stream_mma_issue<BM, E, NT, A_KMAJ, VEC_A, TAB_K, KB>(
+          as + sa * LA::BYTES, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E, m0, p.M, p.K,
+          [&](int r) { return TAB_M ? o[4 + r] : (m0 + r) * p.a_m; }, p.a_k, p.ta_k);
+    }
+    if (prev < 0 || q[0] != bi || q[2] != n0) {
+      sb = prev < 0 ? 0 : sb ^ 1;
+      einc_stream_mma_issue<BN, E, NT, B_KMAJ, VEC_B, TAB_K, KB>(
+          bs + sb * LB::BYTES, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, n0, p.N, p.K,
+          [&](int r) { return TAB_N ? o[4 + 2 * OM + r] : (n0 + r) * p.b_n; }, p.b_k, p.tb_k);
+    }
   };
-  walk.run(load_a, load_b, [&](const long long* o, int sa, int sb) {
+
+  if (count <= 0) return;
+  int sa = 0, sb = 0;
+  begin_tile(0);
+  if (count > 1) begin_tile(1);
+  einc_cp_commit();
+  einc_cp_wait<0>();
+  __syncthreads();  // RAW: the first two tiles' headers and offsets
+  issue(0, -1, sa, sb);
+  einc_cp_commit();
+  for (int i = 0, slot = 0; i < count; ++i, slot = slot == 2 ? 0 : slot + 1) {
+    einc_cp_wait<0>();
+    __syncthreads();  // RAW: tile i's operands, i+1's offsets; WAR: tile i-1's readers (stages, slot, Cs)
+    const int next = slot == 2 ? 0 : slot + 1;
+    int na = sa, nb = sb;
+    if (i + 1 < count) issue(next, slot, na, nb);
+    if (i + 2 < count) begin_tile(next == 2 ? 0 : next + 1);
+    einc_cp_commit();
+
     Acc acc[MI][NI][4];
 #pragma unroll
     for (int a = 0; a < MI; ++a)
@@ -131,6 +187,7 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
     // CPT columns in 8 of the warp tile's rows, RPL lanes side by side along a row. Only
     // the warp reads what it staged, so __syncwarp orders it (a block barrier here, the
     // first version, left the SM issuing in 34% of its cycles on ccsd_t).
+    const long long* o = ring + slot * SLOT;
     const long long bi = o[0], m0 = o[1], n0 = o[2];
     constexpr int CPT = 16 / static_cast<int>(sizeof(TOut)), RPL = Cfg::TN / CPT, RROWS = 32 / RPL;
     static_assert(Cfg::TN % CPT == 0 && 32 % RPL == 0 && Cfg::TM % RROWS == 0, "whole runs per lane");
@@ -160,7 +217,7 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
       bool run = n + CPT <= p.N;
 #pragma unroll
       for (int e = 0; e < CPT; ++e) {
-        c[e] = n + e < p.N ? (TAB_N ? Walk::c_col(o, wn0 + col + e) : (n + e) * p.c_n) : 0;
+        c[e] = n + e < p.N ? (TAB_N ? o[4 + 2 * OM + BN + wn0 + col + e] : (n + e) * p.c_n) : 0;
         run = run && c[e] == c[0] + e;
       }
       TOut* const cb_ = C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b);
@@ -170,7 +227,7 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
         const int r = r0 + q * RROWS;
         if (mw + r < p.M) {
           const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(ws + r * WPITCH + col * sizeof(TOut));
-          TOut* const rq = cb_ + (TAB_M ? Walk::c_row(o, wm0 + r) : (mw + r) * p.c_m);
+          TOut* const rq = cb_ + (TAB_M ? o[4 + BM + wm0 + r] : (mw + r) * p.c_m);
           if (run && (reinterpret_cast<unsigned long long>(rq + c[0]) & 15) == 0) {
             *reinterpret_cast<EincVec<TOut, CPT>*>(rq + c[0]) = v;
           } else {
@@ -181,5 +238,7 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
         }
       }
     }
-  });
+    sa = na;
+    sb = nb;
+  }
 }
