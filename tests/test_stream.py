@@ -41,7 +41,10 @@ def _plan(subs, shapes):
 
 
 def _terms(subs, shapes):
-    return 64
+    """The number of products summed into each output element (assert_matches' bound)."""
+    lhs, out = subs.split("->")
+    ext = {l: n for t, s in zip(lhs.split(","), shapes) for l, n in zip(t, s)}
+    return max(1, int(np.prod([n for l, n in ext.items() if l not in out])))
 
 
 @needs_emulator

@@ -118,6 +118,38 @@ __device__ __forceinline__ void einc_stream_issue(T* __restrict__ s, const T* __
   }
 }
 
+// The stream kernels' (stream.cuh, stream_mma.cuh) next tile: the header (batch, m0, n0)
+// of the cursor's tile and its tabled rows' offsets (A rows and C rows, then B rows and C
+// columns) into ring slot `o`; then the cursor (cf along the fast tile axis, cs the slow
+// one, cb the batch) advances by one tile.
+template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M>
+__device__ __forceinline__ void einc_stream_begin_tile(long long* o, const EincGettMeta& p, int tid, int& cf,
+                                                       int& cs, int& cb, int fast, int slow) {
+  constexpr int OM = TAB_M ? BM : 0;
+  const long long m0 = static_cast<long long>(ALONG_M ? cf : cs) * BM;
+  const long long n0 = static_cast<long long>(ALONG_M ? cs : cf) * BN;
+  if (tid == 0) {
+    o[0] = cb;
+    o[1] = m0;
+    o[2] = n0;
+  }
+  if constexpr (TAB_M) {
+    if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
+    else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
+  }
+  if constexpr (TAB_N) {
+    if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
+    else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
+  }
+  if (++cf == fast) {
+    cf = 0;
+    if (++cs == slow) {
+      cs = 0;
+      ++cb;
+    }
+  }
+}
+
 template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, bool ALONG_M,
           class TOut, class TC, class TA, int LANES = 0, int KU = 8>
 __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* __restrict__ a_ptr,
@@ -156,29 +188,7 @@ __device__ __forceinline__ void einc_stream(void* __restrict__ out, const void* 
 
   // Header and offsets of the cursor's tile into `slot`; then advance the cursor.
   auto begin_tile = [&](int slot) {
-    long long* o = ring + slot * SLOT;
-    const long long m0 = static_cast<long long>(ALONG_M ? cf : cs) * BM;
-    const long long n0 = static_cast<long long>(ALONG_M ? cs : cf) * BN;
-    if (tid == 0) {
-      o[0] = cb;
-      o[1] = m0;
-      o[2] = n0;
-    }
-    if constexpr (TAB_M) {
-      if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
-      else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
-    }
-    if constexpr (TAB_N) {
-      if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
-      else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
-    }
-    if (++cf == fast) {
-      cf = 0;
-      if (++cs == slow) {
-        cs = 0;
-        ++cb;
-      }
-    }
+    einc_stream_begin_tile<BM, BN, TAB_M, TAB_N, ALONG_M>(ring + slot * SLOT, p, tid, cf, cs, cb, fast, slow);
   };
   // The operands of the tile in `slot` whose panels differ from those of `prev` (-1: none)
   // into the other stages; sa/sb: the stages the tile's panels are in (updated).

@@ -112,30 +112,8 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   const int slow = static_cast<int>(ALONG_M ? p.tiles_n : p.tiles_m);
   int cf = first % fast, cs_ = (first / fast) % slow, cb = first / fast / slow;
 
-  auto begin_tile = [&](int slot) {  // as in einc_stream
-    long long* o = ring + slot * SLOT;
-    const long long m0 = static_cast<long long>(ALONG_M ? cf : cs_) * BM;
-    const long long n0 = static_cast<long long>(ALONG_M ? cs_ : cf) * BN;
-    if (tid == 0) {
-      o[0] = cb;
-      o[1] = m0;
-      o[2] = n0;
-    }
-    if constexpr (TAB_M) {
-      if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
-      else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
-    }
-    if constexpr (TAB_N) {
-      if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
-      else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
-    }
-    if (++cf == fast) {
-      cf = 0;
-      if (++cs_ == slow) {
-        cs_ = 0;
-        ++cb;
-      }
-    }
+  auto begin_tile = [&](int slot) {
+    einc_stream_begin_tile<BM, BN, TAB_M, TAB_N, ALONG_M>(ring + slot * SLOT, p, tid, cf, cs_, cb, fast, slow);
   };
   auto issue = [&](int slot, int prev, int& sa, int& sb) {
     const long long* o = ring + slot * SLOT;
