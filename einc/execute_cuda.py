@@ -223,7 +223,7 @@ class _Graph:
         try:
             self.graph = check(cu.cuGraphCreate(0), "cuGraphCreate")
             prev, temps = [], []
-            for _, nbytes in ex.temps:
+            for i, nbytes in ex.temps:
                 if nbytes == 0:
                     temps.append(0)
                     continue
@@ -236,6 +236,12 @@ class _Graph:
                              f"cuGraphAddMemAllocNode ({nbytes} bytes for an intermediate)")
                 temps.append(int(a.dptr))
                 prev = [node]
+                if ex._zero.get(i):  # a kernel's scratch: zeroed before the kernel that uses it
+                    m = cu.CUDA_MEMSET_NODE_PARAMS()
+                    m.dst, m.value, m.elementSize, m.width, m.height, m.pitch = a.dptr, 0, 1, ex._zero[i], 1, 0
+                    node = check(cu.cuGraphAddMemsetNode(self.graph, prev, len(prev), m, rt.context),
+                                 "cuGraphAddMemsetNode (a kernel's scratch)")
+                    prev = [node]
             base = {"ext": ext, "temp": temps, "const": ex._const_ptrs}
             for (launch, _), srcs, offs in zip(ex.launchers, ex._sources, self.offsets):
                 ptrs = [base[kind][e] + off for (kind, e), off in zip(srcs, offs)]
@@ -321,6 +327,7 @@ class CudaExecutable:
         # a const buffer (complex_as_real's signs) is uploaded once, like the kernel tables
         self.aliases = [(i, w, off) for i, (w, off) in alias_roots(plan).items()]
         self._template = [0] * len(plan.buffers)
+        self._zero = {}  # scratch buffer (index past plan.buffers) -> bytes zeroed before its launch
         self._const_ptrs = []
         for i, b in enumerate(plan.buffers):
             if b.role == "const":
@@ -344,8 +351,13 @@ class CudaExecutable:
             rt.synchronize(rt.stream(0), "table upload")
             label = f"step {n} ({step.text}, strategy={step.strategy}, kernel {kernel.name})"
             self.kernels.append(kernel)
-            self.launchers.append((Launcher(rt, fn, kernel, kernel.meta(ptrs), 1 + len(step.operands), label),
-                                   (step.result, *step.operands)))
+            which = (step.result, *step.operands)
+            if kernel.scratch:  # a private intermediate of the launch, passed after the operands
+                which += (len(self._template),)
+                self.temps.append((len(self._template), kernel.scratch))
+                self._zero[len(self._template)] = kernel.scratch_zero
+                self._template.append(0)
+            self.launchers.append((Launcher(rt, fn, kernel, kernel.meta(ptrs), len(which), label), which))
         self.temp_bytes = sum(n for _, n in self.temps)
         # kernels that load 16-byte pieces need their operands 16-byte aligned; a call
         # with an unaligned one runs their element-path twins (compiled on first need)
@@ -353,6 +365,12 @@ class CudaExecutable:
         self._twins: dict = {}
         self._sources = arg_sources(plan)
         self._offsets = arg_offsets(plan)
+        temp_slot = {i: j for j, (i, _) in enumerate(self.temps)}
+        for n, (_, which) in enumerate(self.launchers):
+            if len(which) > 1 + len(plan.steps[n].operands):  # the scratch: ("temp", j), no offset
+                if self._sources is not None:
+                    self._sources[n] += (("temp", temp_slot[which[-1]]),)
+                self._offsets[n] += (0,)
         # a kernel that loads 16-byte pieces through an alias 4 or 8 bytes into its buffer
         # never gets that alignment: such a step always runs its element-path twin
         if self._aligned:
@@ -405,6 +423,8 @@ class CudaExecutable:
             for i, nbytes in self.temps:
                 ptrs[i] = self.rt.alloc(nbytes, stream)
                 temps.append(ptrs[i])
+                if i in self._zero:
+                    self.rt.zero(ptrs[i], self._zero[i], stream)
             for i, w, off in self.aliases:
                 ptrs[i] = ptrs[w] + off
             for n, (launch, which) in enumerate(self.launchers):

@@ -22,6 +22,13 @@ def _eps(dt: np.dtype) -> float:
     return float(np.finfo(dt).eps) if dt.kind in "fc" else 0.0
 
 
+def summed_terms(subs: str, shapes) -> int:
+    """The number of products summed into each output element (assert_matches' ``terms``)."""
+    lhs, out = subs.split("->")
+    ext = {l: n for t, s in zip(lhs.split(","), shapes) for l, n in zip(t, s)}
+    return max(1, int(np.prod([n for l, n in ext.items() if l not in out])))
+
+
 def assert_matches(got, subscripts, *ops, dtype=None, terms=1, product_eps=0.0):
     """einc's ``got`` equals numpy's answer: exactly for int/bool, else within a bound.
 

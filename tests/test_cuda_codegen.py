@@ -324,6 +324,10 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int m) {
   return r;
 }
 template <class T> T __ldg(const T* p) { return *p; }
+template <class T> T __ldcg(const T* p) { return *p; }
+template <class T> void __stcg(T* p, T v) { *p = v; }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline float einc_h2f(unsigned short h) { _Float16 x; std::memcpy(&x, &h, 2); return (float)x; }
 inline unsigned short einc_f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; std::memcpy(&h, &x, 2); return h; }
 inline unsigned short einc_d2h(double d) { _Float16 x = (_Float16)d; unsigned short h; std::memcpy(&h, &x, 2); return h; }
@@ -414,7 +418,7 @@ def emulator(tmp_path_factory):
         p = plan(subs, shapes, dtype, strategy, False if subs.count(",") > 1 else "auto")
         for step in p.steps:
             k = emit_step(p, step, gett_tile=tile)
-            sources[k.key] = _emulator_source(k, 1 + len(step.operands))
+            sources[k.key] = _emulator_source(k, 1 + len(step.operands) + bool(k.scratch))
     with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
         list(ex.map(_build_so, sources.values()))
     return emulate
@@ -444,11 +448,15 @@ def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
     bufs[p.output] = out
     for step in p.steps:
         k = emit_step(p, step, gett_tile=gett_tile)
-        lib = _emulated(k, 1 + len(step.operands))
+        lib = _emulated(k, 1 + len(step.operands) + bool(k.scratch))
         tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
         meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)
-        order = (step.result, *step.operands)
-        ptrs = (ctypes.c_void_p * len(order))(*[bufs[b].ctypes.data for b in order])
+        order = [bufs[b] for b in (step.result, *step.operands)]
+        if k.scratch:  # poisoned but for the part the runtime zeroes
+            scratch = np.full(k.scratch, 0x7B, dtype=np.uint8)
+            scratch[:k.scratch_zero] = 0
+            order.append(scratch)
+        ptrs = (ctypes.c_void_p * len(order))(*[b.ctypes.data for b in order])
         lib.emu_launch(ptrs, ctypes.addressof(meta), min(k.grid[0], max_grid), k.block[0])
     return out
 

@@ -116,7 +116,7 @@ class FakeDriver:
     def __init__(self, drv):
         self._d = drv
         for name in ("CUresult", "CUstream", "CUdeviceptr", "CUstreamCaptureStatus",
-                     "CUDA_KERNEL_NODE_PARAMS", "CUDA_MEM_ALLOC_NODE_PARAMS",
+                     "CUDA_KERNEL_NODE_PARAMS", "CUDA_MEM_ALLOC_NODE_PARAMS", "CUDA_MEMSET_NODE_PARAMS",
                      "CUmemAllocationType", "CUmemLocationType"):
             setattr(self, name, getattr(drv, name))
         self.ok = drv.CUresult.CUDA_SUCCESS
@@ -172,6 +172,10 @@ class FakeDriver:
     def cuMemcpyHtoDAsync(self, dst, src, n, stream):
         return (self.ok,)
 
+    def cuMemsetD8Async(self, dst, value, n, stream):
+        self.log.append(("z", int(stream), int(dst), value, n))
+        return (self.ok,)
+
     def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         self.log.append(("k", int(stream), [(int(fn), self._args(fn, params))]))
         return (self.ok,)
@@ -204,6 +208,10 @@ class FakeDriver:
             return self._d.CUresult.CUDA_ERROR_INVALID_VALUE, None
         return self._node(g, deps, n, kind="kernel", func=int(p.func), args=self._args(p.func, p.kernelParams),
                           grid=(p.gridDimX, p.gridDimY, p.gridDimZ))
+
+    def cuGraphAddMemsetNode(self, g, deps, n, m, ctx):
+        assert m.elementSize == 1 and m.height == 1
+        return self._node(g, deps, n, kind="memset", dptr=int(m.dst), value=m.value, width=m.width)
 
     def cuGraphAddMemFreeNode(self, g, deps, n, dptr):
         allocs = [self.nodes[x]["dptr"] for x in self.graphs[int(g)]["nodes"] if self.nodes[x]["kind"] == "alloc"]
@@ -256,11 +264,11 @@ class FakeRuntime:
     """CudaRuntime's memory helpers over a FakeDriver; functions are never compiled."""
 
     from einc.runtime.cuda import CudaRuntime as _R
-    alloc, free, alloc_persistent, upload, synchronize, stream = (
-        _R.alloc, _R.free, _R.alloc_persistent, _R.upload, _R.synchronize, _R.stream)
+    alloc, free, alloc_persistent, upload, synchronize, stream, zero = (
+        _R.alloc, _R.free, _R.alloc_persistent, _R.upload, _R.synchronize, _R.stream, _R.zero)
 
     def __init__(self, cu):
-        self.cu, self.arch, self.ordinal, self.device = cu, "sm_90", 0, 0
+        self.cu, self.arch, self.ordinal, self.device, self.context = cu, "sm_90", 0, 0, None
         self._streams = {}
 
     def make_current(self):
@@ -668,3 +676,29 @@ def test_gpu_the_stream_pool_keeps_big_intermediates_between_calls(torch):
     assert_matches(got.cpu().numpy(), subs, *ops, terms=2 * (n + 1))
     xc.trim_memory()
     assert _pool_reserved() < n * (n + 1) * 4
+
+
+def test_a_kernels_scratch_is_allocated_zeroed_and_passed_after_its_operands(fake, monkeypatch):
+    """skinny's split tiles count their K ranges in a scratch that must start at zero: the
+    direct path zeroes it on the stream before the launch, the graph with a memset node."""
+    from einc.codegen.cuda import emit_skinny
+    monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
+    monkeypatch.setattr(emit_skinny, "SM_COUNT", 1)  # 9 tiles on 2 slots: the last one in K ranges
+    cu = fake
+    ex = _executable(cu, "akb,jk,b->jba", [(40, 64, 70), (24, 64), (70,)])
+    k = ex.kernels[0]
+    assert k.scratch > k.scratch_zero == 256 and ex.kernels[1].scratch == 0
+    s = cu.CUstream(7)
+    ex(_p(1, 2, 3), _p(4)[0], s)  # direct
+    zeroes = [e for e in cu.log if e[0] == "z"]
+    launch = [e for e in cu.log if e[0] == "k"][0]
+    assert len(zeroes) == 1 and zeroes[0][1:] == (7, launch[2][0][1][3], 0, 256)
+    assert len(launch[2][0][1]) == 4 and launch[2][0][1][1:3] == tuple(_p(1, 2))  # out, A, B, scratch
+    ex(_p(1, 2, 3), _p(4)[0], s)  # the graph
+    g = cu.graphs[max(cu.graphs)]
+    kinds = [cu.nodes[n]["kind"] for n in g["nodes"]]
+    memset = [cu.nodes[n] for n in g["nodes"] if cu.nodes[n]["kind"] == "memset"]
+    kern = [cu.nodes[n] for n in g["nodes"] if cu.nodes[n]["kind"] == "kernel"][0]
+    assert len(memset) == 1 and memset[0]["width"] == 256 and memset[0]["value"] == 0
+    assert kern["args"][3] == memset[0]["dptr"] and kinds.index("memset") < kinds.index("kernel")
+    assert ("alloc", memset[0]["dptr"]) in [(cu.nodes[n]["kind"], cu.nodes[n].get("dptr")) for n in g["nodes"]]

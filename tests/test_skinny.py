@@ -15,7 +15,7 @@ from einc import api
 from einc.codegen.cuda.emit import emit_step
 from einc.codegen.cuda.emit_skinny import skinny_layout
 
-from oracle import assert_matches
+from oracle import assert_matches, summed_terms
 from test_cuda_codegen import emulate, make, needs_emulator, ptxas
 
 # (subscripts, shapes, dtype, what it pins)
@@ -66,7 +66,7 @@ def test_emulated_skinny_matches_numpy(subs, shapes, dtype, what):
     p = _plan(subs, shapes, dtype)
     assert skinny_layout(p.steps[-1], 1) is not None
     got = emulate(p, ops, max_grid=2, gett_tile="skinny")
-    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 def _tail(monkeypatch, mode, p):
@@ -101,7 +101,7 @@ def test_emulated_skinny_tile_schedules(monkeypatch, subs, shapes, dtype, what, 
     tiles, whole = _words(p)
     assert whole == tiles if mode == "whole" else 0 < whole < tiles
     got = emulate(p, ops, max_grid=2, gett_tile="skinny")
-    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 def test_ragged_x_folds_a_second_mode_and_fills_the_lanes():
@@ -150,7 +150,7 @@ def test_gpu_skinny_matches_numpy(monkeypatch, subs, shapes, dtype, what):
     p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
     assert ("tile", "skinny") in p.steps[-1].config
     got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
-    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @pytest.mark.gpu
@@ -168,7 +168,7 @@ def test_gpu_skinny_tile_schedules(monkeypatch, subs, shapes, dtype, what, mode)
         got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
     finally:
         api._EXECUTABLES.clear()
-    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @needs_emulator
@@ -180,4 +180,113 @@ def test_emulated_skinny_with_four_rows_per_thread(monkeypatch, subs, shapes, dt
     p = _plan(subs, shapes, dtype)
     assert "4 row(s) per thread" in emit_step(p, p.steps[-1], gett_tile="skinny").source
     got = emulate(p, ops, max_grid=2, gett_tile="skinny")
-    assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
+
+
+# Tiles of a last, partial wave split into K ranges (KSPLIT: A through a shared ring, all of
+# K in B's chunk), the ranges' partial tiles summed in order through the zeroed scratch
+KSPLIT = [
+    ("akb,jk->jba", [(40, 64, 70), (24, 64)], "float32", "A M-fast, C staged, 8 slices"),
+    ("abk,kj->bja", [(37, 40, 64), (64, 24)], "float32", "A K-fast, lanes on C's a"),
+    ("abk,kj->bja", [(37, 40, 61), (61, 24)], "float32", "A K-fast, ragged last slice (K = 61)"),
+    ("ki,kj->ij", [(50, 1100), (50, 16)], "float32", "A M-fast, one axis, C N-fast rows"),
+    ("bik,bkj->bij", [(3, 200, 40), (3, 40, 20)], "float32", "batch in the rest table moves B"),
+    ("akb,jk->jba", [(40, 64, 70), (24, 64)], "int32", "int32 wraps, same order"),
+]
+
+
+def _ksplit_sms(monkeypatch, p):
+    """Patch the SM count to the first that leaves a last wave split into K ranges."""
+    from einc.codegen.cuda import emit_skinny
+    for sms in range(1, 64):
+        monkeypatch.setattr(emit_skinny, "SM_COUNT", sms)
+        k = emit_step(p, p.steps[-1], gett_tile="skinny")
+        if k.scratch:
+            return k
+    raise AssertionError("no SM count splits the last wave into K ranges")
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", KSPLIT, ids=[c[3] for c in KSPLIT])
+def test_emulated_skinny_k_ranges_sum_in_order(monkeypatch, subs, shapes, dtype, what):
+    rng = np.random.default_rng(11)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    k = _ksplit_sms(monkeypatch, p)
+    tiles, whole = _words(p)
+    kparts = k.words[18]
+    assert 0 < whole < tiles and kparts >= 2 and "K ranges each" in k.source
+    got = emulate(p, ops, max_grid=2, gett_tile="skinny")
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
+    # another grid finishes the ranges in another order: the sums must not move a bit
+    again = emulate(p, ops, max_grid=3, gett_tile="skinny")
+    assert np.array_equal(got.view(np.uint8), again.view(np.uint8))
+
+
+def test_k_ranges_only_where_b_holds_all_of_k_and_a_takes_the_ring(monkeypatch):
+    from einc.codegen.cuda import emit_skinny
+    p = _plan("akb,jk->jba", [(384, 384, 384), (24, 384)], "float32")
+    k = emit_step(p, p.steps[0], gett_tile="skinny")
+    assert k.scratch and k.words[18] == 11 and k.grid[0] == 2 * emit_skinny.SM_COUNT  # 288 tiles on 264
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "0")
+    k0 = emit_step(p, p.steps[0], gett_tile="skinny")
+    assert not k0.scratch and k0.words[18] == 0 and "as two halves" in k0.source
+    monkeypatch.delenv("EINC_SKINNY_KSPLIT")
+    long_k = _plan("akb,jk->jba", [(384, 2000, 384), (24, 2000)], "float32")  # B in several chunks
+    assert not emit_step(long_k, long_k.steps[0], gett_tile="skinny").scratch
+    f16 = _plan("akb,jk->jba", [(384, 384, 384), (24, 384)], "float16")  # the converting path
+    assert not emit_step(f16, f16.steps[0], gett_tile="skinny").scratch
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs,shapes,dtype,what", KSPLIT, ids=[c[3] for c in KSPLIT])
+def test_gpu_skinny_k_ranges_sum_in_order(monkeypatch, subs, shapes, dtype, what):
+    import einc
+    from einc.codegen.cuda import emit_skinny
+    monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
+    _ksplit_sms(monkeypatch, _plan(subs, shapes, dtype))
+    rng = np.random.default_rng(12)
+    ops = [make(rng, s, dtype) for s in shapes]
+    api._EXECUTABLES.clear()  # emit again under this SM count
+    try:
+        got = [einc.einsum(subs, *ops, backend="cuda", strategy="gett") for _ in range(3)]
+    finally:
+        api._EXECUTABLES.clear()
+    assert_matches(got[0], subs, *ops, terms=summed_terms(subs, shapes))
+    for g in got[1:]:  # whichever range finishes last, the same bits
+        assert np.array_equal(g.view(np.uint8), got[0].view(np.uint8))
+
+
+@pytest.mark.gpu
+def test_gpu_k_ranges_in_a_cuda_graph_start_from_a_zeroed_scratch(monkeypatch):
+    import einc
+    from einc.codegen.cuda import emit_skinny
+    monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
+    monkeypatch.setattr(emit_skinny, "SM_COUNT", 1)
+    subs, shapes = "akb,jk,b->jba", [(40, 64, 70), (24, 64), (70,)]  # skinny (split), then a reduce
+    rng = np.random.default_rng(13)
+    ops = [make(rng, s, "float32") for s in shapes]
+    api._EXECUTABLES.clear()
+    try:
+        got = [einc.einsum(subs, *ops, backend="cuda") for _ in range(4)]  # calls 2.. replay a graph
+        ex = [v for k, v in api._EXECUTABLES.data.items() if k[0].startswith("cuda")][0]
+        assert ex.kernels[0].scratch and ex.graph_launches == 3
+    finally:
+        api._EXECUTABLES.clear()
+    for g in got:
+        assert_matches(g, subs, *ops, terms=summed_terms(subs, shapes))
+        assert np.array_equal(g.view(np.uint8), got[0].view(np.uint8))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs,shapes", [("akb,jk->jba", [(384, 384, 384), (24, 384)]),
+                                         ("abk,kj->bja", [(384, 376, 384), (384, 24)])], ids=["akb", "abk"])
+def test_gpu_tccg_intensli_last_wave_in_k_ranges(subs, shapes):
+    import einc
+    p = _plan(subs, shapes, "float32")
+    assert emit_step(p, p.steps[0]).scratch  # 288 tiles on 264 slots: 24 split into 11 K ranges
+    rng = np.random.default_rng(14)
+    ops = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
+    got = [einc.einsum(subs, *ops, backend="cuda") for _ in range(2)]
+    assert_matches(got[0], subs, *ops, terms=summed_terms(subs, shapes))
+    assert np.array_equal(got[0].view(np.uint8), got[1].view(np.uint8))

@@ -17,7 +17,7 @@ from einc.codegen.cuda import emit_stream
 from einc.codegen.cuda.emit import emit_step
 from einc.codegen.cuda.emit_stream import K_MAX, stream_applies
 
-from oracle import assert_matches
+from oracle import assert_matches, summed_terms
 from test_cuda_codegen import emulate, make, needs_emulator, ptxas
 
 CCSD_T = ("amji,cbkm->kjicba", [(24, 24, 20, 24), (20, 20, 20, 24)])
@@ -40,13 +40,6 @@ def _plan(subs, shapes):
     return api.plan_for(subs, shapes, "float32", backend="cuda", strategy="gett")
 
 
-def _terms(subs, shapes):
-    """The number of products summed into each output element (assert_matches' bound)."""
-    lhs, out = subs.split("->")
-    ext = {l: n for t, s in zip(lhs.split(","), shapes) for l, n in zip(t, s)}
-    return max(1, int(np.prod([n for l, n in ext.items() if l not in out])))
-
-
 @needs_emulator
 @pytest.mark.parametrize("subs,shapes,what", CASES, ids=IDS)
 def test_emulated_stream_matches_numpy(subs, shapes, what):
@@ -58,7 +51,7 @@ def test_emulated_stream_matches_numpy(subs, shapes, what):
     tiles = int(k.source.split(" blocks of 256 threads walking ")[1].split()[0])
     assert tiles > 2  # blocks walk several tiles (the grid is capped at 2)
     got = emulate(p, ops, max_grid=2, gett_tile="stream")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @st.composite
@@ -96,7 +89,7 @@ def test_emulated_stream_matches_numpy_on_random_short_k_contractions(case):
         rng = np.random.default_rng(abs(hash(subs)) % 2 ** 32)
         ops = [make(rng, s, "float32") for s in shapes]
         got = emulate(p, ops, max_grid=2, gett_tile="stream")
-        assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+        assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
     finally:
         if old is None:
             os.environ.pop("EINC_STREAM_ALONG", None)
@@ -117,7 +110,7 @@ def test_emulated_stream_walks_either_way(monkeypatch, subs, shapes, what, along
     src = emit_step(p, p.steps[-1], gett_tile="stream").source
     assert f"tiles along {along.upper()} ({'B' if along == 'm' else 'A'} resident)" in src
     got = emulate(p, ops, max_grid=2, gett_tile="stream")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @needs_emulator
@@ -133,7 +126,7 @@ def test_emulated_stream_lane_orders_and_unrolling(monkeypatch, lanes, ku):
     src = emit_step(p, p.steps[-1], gett_tile="stream").source
     assert f"float, float, float, {dict(pairs=1, warps=2)[lanes]}, {8 if ku == '8' else 24}>" in src
     got = emulate(p, ops, max_grid=2, gett_tile="stream")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @pytest.mark.parametrize("subs,shapes,what", CASES + [(*CCSD_T, "ccsd_t")], ids=IDS + ["ccsd_t"])
@@ -246,7 +239,7 @@ def test_gpu_stream_matches_numpy(monkeypatch, subs, shapes, what):
     p = _plan(subs, shapes)
     assert p.steps[-1].config == (("tile", "stream"),)
     got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @pytest.mark.gpu

@@ -218,6 +218,11 @@ class CudaRuntime:
         if ptr:
             check(self.cu.cuMemFreeAsync(self.cu.CUdeviceptr(ptr), stream), "cuMemFreeAsync")
 
+    def zero(self, ptr: int, nbytes: int, stream) -> None:
+        """Zero ``nbytes`` at ``ptr``, ordered on ``stream``."""
+        if nbytes:
+            check(self.cu.cuMemsetD8Async(self.cu.CUdeviceptr(ptr), 0, nbytes, stream), "cuMemsetD8Async")
+
     def alloc_persistent(self, nbytes: int) -> int:
         return int(check(self.cu.cuMemAlloc(max(nbytes, 1)), "cuMemAlloc"))
 

@@ -87,6 +87,11 @@ class CudaStepKernel:
     aligned: tuple = ()
     fallback: "CudaStepKernel | None" = field(default=None, repr=False, compare=False)
     arch: str = ""  # compile for this arch instead of the device's (wgmma: "sm_90a")
+    # bytes of per-launch device scratch, passed after the operands (skinny's split tiles);
+    # the runtime allocates it with the call's intermediates and zeroes its first
+    # scratch_zero bytes before the launch
+    scratch: int = 0
+    scratch_zero: int = 0
 
     def launchable(self, ptrs) -> "CudaStepKernel":
         """This kernel, or its fallback when a pointer it needs aligned is not."""

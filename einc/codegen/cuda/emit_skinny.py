@@ -29,6 +29,7 @@ MIN_ROWS = 4096  # big-group elements (x batch) below which the GEMM tiles are a
 RM, BK, S = 2, 8, 4  # rows per thread, k per slice, cp.async stages
 KC_BYTES = 36 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24 fp32)
 TILE = "skinny"
+KSPLIT_MIN_SLICES = 2  # BK-slices a K range of a split tile takes at least
 SMEM_PER_SM = 233472  # H100/H200: 228 KB of shared memory per SM, 1 KB of it reserved per block
 
 
@@ -130,7 +131,7 @@ def skinny_applies(step: Step, dtypes, compute) -> bool:
     return _gett_applies(step, dtypes, compute) and skinny_layout(step) is not None
 
 
-def skinny_meta(lay: SkinnyLayout, kc: int, whole: int, tiles_x: int, tiles_y: int) -> tuple:
+def skinny_meta(lay: SkinnyLayout, kc: int, whole: int, tiles_x: int, tiles_y: int, kparts: int = 0) -> tuple:
     """(tables, words): EincSkinnyMeta's offset tables (rest in A, B, C; K in A and B when
     tabled; N in B and C) and its fields in order, shared by skinny and skinny_mma."""
     rest = [_group_offsets(lay.rest, t) for t in (1, 2, 0)]
@@ -144,7 +145,7 @@ def skinny_meta(lay: SkinnyLayout, kc: int, whole: int, tiles_x: int, tiles_y: i
     U0 = lay.x[0]
     U = U0 * (lay.x2[0] if lay.x2 else 1)
     words = [U, lay.y[0] if lay.y else 1, ext(lay.n), ext(lay.k), len(rest[0]), tiles_x, tiles_y, lay.x[1][1],
-             ys[1], lay.x[1][0], ys[0], k1[1], k1[2], kc, U0, x2s[1], x2s[0], whole,
+             ys[1], lay.x[1][0], ys[0], k1[1], k1[2], kc, U0, x2s[1], x2s[0], whole, kparts,
              ("table", 0), ("table", 1), ("table", 2)]
     words += [("table", 3), ("table", 4)] if tab_k else [0, 0]
     words += [("table", len(tables) - 2), ("table", len(tables) - 1)]
@@ -220,26 +221,42 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     per_sm = min(minb, SMEM_PER_SM // (smem + 1024))
     slots = SM_COUNT * per_sm
     last = tiles % slots
-    split = (rm % 2 == 0 and async_ok and acc == 4 and per_sm == 2 and 0 < 2 * last <= slots
+    split = (async_ok and acc == 4 and per_sm == 2 and 0 < 2 * last <= slots
              and os.environ.get("EINC_SKINNY_TAIL") != "0")
+    # ... or, better, as K ranges spread over every resident block (a lone half tile is
+    # latency-bound: ncu on akb, halves: the SMs are active 76% of the kernel's time), when
+    # B's chunk holds all of K and A goes through a shared ring (M-fast 16-byte pieces or
+    # K-fast); the ranges' partial tiles meet in a zeroed scratch (einc_skinny_combine).
+    # EINC_SKINNY_KSPLIT=0: halves (A/B).
+    nk = _cdiv(K, BK)
+    kparts = min(slots // last, nk // KSPLIT_MIN_SLICES) if split and K <= KC and (mv or a_kfast) else 0
+    ksplit = kparts >= 2 and os.environ.get("EINC_SKINNY_KSPLIT") != "0"
+    split = split and (ksplit or rm % 2 == 0)
     whole = tiles - last if split else tiles
-    items = 2 * tiles - whole
-    tables, words = skinny_meta(lay, KC, whole, tiles_x, tiles_y)
+    per_tile = kparts if ksplit else 2
+    items = whole + (tiles - whole) * per_tile
+    assert items < 2 ** 31, "the kernel decodes items in 32 bits"
+    tables, words = skinny_meta(lay, KC, whole, tiles_x, tiles_y, kparts if ksplit else 0)
+    split_tiles = tiles - whole if ksplit else 0
+    scratch_zero = (split_tiles * 4 + 255) // 256 * 256  # einc_skinny_counts_bytes
+    scratch = scratch_zero + split_tiles * kparts * rm * NP * 256 * acc if ksplit else 0
     nt = len(tables)
 
     flags = (async_ok, one_axis, lay.stage_c, tab_k, lay.b_kfast, a_kfast, lay.stage_n)
     # k unrolled in the M-fast multiply: 8 (the whole slice) measured 5-7% faster than 2 on the
     # H200 once the epilogue freed registers (119, no spills); EINC_SKINNY_KU for experiments
     ku = int(os.environ.get("EINC_SKINNY_KU", 8))
-    key = (VERSION, "skinny", NP, rm, BK, st, ku, mv, minb, flags, lay.ta, dtypes[0].name, compute.name,
+    key = (VERSION, "skinny", NP, rm, BK, st, ku, mv, minb, flags, ksplit, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}, {mv}>", *map(b, flags), tout, tcn, tan, sa, sb])
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}, {mv}>", *map(b, flags), tout, tcn, tan, sa, sb]
+                      + (["true"] if ksplit else []))
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
     spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
-            f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
-            f"  einc_skinny<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+            f"{name}(void* out, const void* in0, const void* in1, {'void* scratch, ' if ksplit else ''}"
+            f"const EincSkinnyMeta meta) {{\n"
+            f"  einc_skinny<{targs}>(out, {a_arg}, {b_arg}, meta{', scratch' if ksplit else ''});\n}}\n")
     family = (f"skinny: every block owns {'%d consecutive X' % (32 * TY) if one_axis else '32 X x %d Y' % TY} "
               f"rows of one rest index and all {N} columns (padded to {NP}), {rm} row(s) per thread; "
               + (f"{st}-stage shared ring of 16-byte K-fast pieces for A" if a_kfast
@@ -253,11 +270,13 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
               + ("; operands swapped (the small group is the step's M)" if lay.ta == 2 else ""))
     modes_line = skinny_modes_line(lay)
     launch = [f"launch:   1-D grid-stride over {tiles} tiles"
-              + (f" ({tiles - whole} of them as two halves: the last wave of {slots} resident blocks)" if split else "")
+              + (f" ({tiles - whole} of them, the last wave of {slots} resident blocks, as {kparts} K ranges each, "
+                 f"summed in order through a {scratch}-byte scratch)" if ksplit else
+                 f" ({tiles - whole} of them as two halves: the last wave of {slots} resident blocks)" if split else "")
               + f", 256 threads; {smem} bytes of dynamic shared memory",
               f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
     header = _header(step, family, dtypes, compute, modes_line, launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh"], spec)
     grid = max(1, min(items, slots if split else 2 * SM_COUNT * 8))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), smem, tuple(tables), 8 * len(words),
-                          tuple(words))
+                          tuple(words), scratch=scratch, scratch_zero=scratch_zero)

@@ -25,7 +25,11 @@
 //
 // Schedule: a 1-D grid-stride loop over tiles. When the tiles leave a last, partial wave
 // of at most half the resident blocks (akb: 288 tiles on 264), the emitter launches exactly
-// the resident blocks and those last tiles run as two halves each (RM / 2 rows per thread).
+// the resident blocks and those last tiles run split: where B's chunk holds all of K and A
+// goes through a shared ring (KSPLIT), as K ranges spread over every block, whose partial
+// tiles meet in a per-launch scratch the runtime zeroes (einc_skinny_combine: the last
+// range to finish adds them in range order, so the result does not depend on timing);
+// otherwise as two halves each (RM / 2 rows per thread).
 //
 // Pipelines:
 //  - ASYNC (storage = accumulator size, no conversion: fp32, fp64, int32, int64): each
@@ -65,6 +69,7 @@ struct EincSkinnyMeta {
   long long kc;                  // k per B chunk (a multiple of BK; the emitter sized smem for it)
   long long u0, a_x2, c_x2;      // flat X = x + u0 * x2: x's extent, x2's strides (u0 = U: no x2)
   long long whole;               // tiles run whole; the ones past it (the last wave's) run as two halves
+  long long kparts;              // KSPLIT: ... or as kparts K ranges each, summed through the scratch
   const long long* ra;           // rest offsets in A, B, C (R entries each)
   const long long* rb;
   const long long* rc;
@@ -134,15 +139,60 @@ constexpr int einc_skinny_smem_a() {
   return as > cs ? as : cs;
 }
 
+// The scratch of a KSPLIT launch: one arrival count per split tile (zeroed before the
+// launch; unsigned, 256 bytes rounded), then every K range's partial tile, [slot][kpart][RM * NP][NT].
+__device__ constexpr long long einc_skinny_counts_bytes(long long split_tiles) {
+  return (split_tiles * 4 + 255) / 256 * 256;
+}
+
+// K ranges of one tile meet here: each block writes its partial tile to the scratch and
+// counts itself in; the block that arrives last adds all of them IN ORDER (k range 0, 1, ...,
+// its own read back too), so the sum does not depend on which block finished when, and
+// returns true to store the tile. The others return false. The fences are the usual
+// last-block pattern: partials reach L2 before the count moves (__threadfence, barrier,
+// atomicAdd), and the last block reads them past L1 (__ldcg) after seeing the count.
+// q: the item's index past the whole tiles (split tile q / kparts, K range q % kparts).
+template <class Cfg, class TA>
+__device__ __forceinline__ bool einc_skinny_combine(TA (&acc)[Cfg::RM][Cfg::NP], unsigned char* scratch,
+                                                    const EincSkinnyMeta& p, unsigned q) {
+  constexpr int RM = Cfg::RM, NP = Cfg::NP, NT = Cfg::NT, W = RM * NP;
+  __shared__ unsigned einc_arrived;
+  const int tid = threadIdx.x, kparts = static_cast<int>(p.kparts);
+  const unsigned slot = q / static_cast<unsigned>(kparts), kpart = q - slot * static_cast<unsigned>(kparts);
+  const long long split_tiles = p.tiles_x * p.tiles_y * p.R - p.whole;
+  unsigned* count = reinterpret_cast<unsigned*>(scratch);
+  TA* tile = reinterpret_cast<TA*>(scratch + einc_skinny_counts_bytes(split_tiles)) + static_cast<long long>(slot) * kparts * W * NT + tid;
+#pragma unroll
+  for (int i = 0; i < RM; ++i)
+#pragma unroll
+    for (int n = 0; n < NP; ++n) __stcg(tile + (static_cast<int>(kpart) * W + i * NP + n) * NT, acc[i][n]);
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) einc_arrived = atomicAdd(count + slot, 1u);
+  __syncthreads();
+  if (einc_arrived != static_cast<unsigned>(kparts - 1)) return false;
+  __threadfence();
+#pragma unroll
+  for (int i = 0; i < RM; ++i)
+#pragma unroll
+    for (int n = 0; n < NP; ++n) {  // (its own range too from the scratch: no registers held across)
+      TA s = __ldcg(tile + (i * NP + n) * NT);
+      for (int j = 1; j < kparts; ++j) s += __ldcg(tile + (j * W + i * NP + n) * NT);
+      acc[i][n] = s;
+    }
+  return true;
+}
+
 // One tile: the box of M indices from (x0, y0) of rest index r (Cfg's TY rows along Y,
 // or 32 * TY along X when ONE_AXIS), all N columns. Bs keeps B across tiles while
 // (b_whole, b_loaded) say it holds all of K for that B offset.
 template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, bool STAGE_N,
-          class TOut, class TC, class TA, class SA, class SB>
+          class TOut, class TC, class TA, class SA, class SB, bool KSPLIT = false>
 __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA* __restrict__ A,
                                                  const SB* __restrict__ B, const EincSkinnyMeta& p,
                                                  unsigned char* einc_smem, long long x0, long long y0, long long r,
-                                                 bool& b_whole, long long& b_loaded) {
+                                                 bool& b_whole, long long& b_loaded, unsigned char* scratch = nullptr,
+                                                 unsigned split_q = ~0u) {
   constexpr int NP = Cfg::NP, RM = Cfg::RM, BK = Cfg::BK, NT = Cfg::NT, TY = Cfg::TY;
   constexpr int BM = Cfg::BM, S = Cfg::S, AROW = Cfg::AROW;
   const int KC = static_cast<int>(p.kc);
@@ -220,9 +270,21 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
     vec = ((reinterpret_cast<unsigned long long>(A) & 15) | ((a_rest | p.a_x | p.a_y | p.a_x2) & 3)) == 0;
   }
 
-  const bool whole_k = p.K <= KC;
-  for (long long c0 = 0; c0 < p.K; c0 += KC) {
-    const int kc = p.K - c0 < KC ? static_cast<int>(p.K - c0) : KC;
+  // KSPLIT items (split_q set) multiply one K range only: slices [s0, s1) of K, which the
+  // emitter keeps within one chunk; B is loaded for that range (it is not kept: b_whole)
+  long long k_begin = 0, k_end = p.K;
+  if constexpr (KSPLIT) {
+    if (split_q != ~0u) {
+      const unsigned n32 = static_cast<unsigned>((p.K + BK - 1) / BK), kp = static_cast<unsigned>(p.kparts);
+      const unsigned kq = split_q % kp;
+      k_begin = static_cast<long long>(kq * n32 / kp) * BK;
+      k_end = static_cast<long long>((kq + 1) * n32 / kp) * BK;
+      k_end = k_end < p.K ? k_end : p.K;
+    }
+  }
+  const bool whole_k = p.K <= KC && k_begin == 0 && k_end == p.K;
+  for (long long c0 = k_begin; c0 < k_end; c0 += KC) {
+    const int kc = k_end - c0 < KC ? static_cast<int>(k_end - c0) : KC;
     if (whole_k && b_whole && b_loaded == b_rest) goto chunk_ready;  // block-uniform: B resident
     __syncthreads();  // WAR: everyone finished the previous chunk of B
     b_whole = whole_k;
@@ -303,7 +365,8 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
         const int r4 = 4 * (tid % QPK), kk0 = tid / QPK;  // rows r4..r4+3 (as tid + NT*i), k kk0 + KSTEP*j
         const long long xq = x0 + (ONE_AXIS ? r4 : (r4 & 31)), yq = ONE_AXIS ? 0 : y0 + ((r4 >> 5) & 7) + 8 * (r4 >> 8);
         const int qbytes = !(xq < p.U && yq < p.V) ? 0 : p.U - xq >= 4 ? 16 : 4 * static_cast<int>(p.U - xq);
-        const SA* vsrc = A + (qbytes ? a_rest + einc_skinny_xoff(xq, p, p.a_x, p.a_x2) + yq * p.a_y : 0) + (c0 + kk0) * p.a_k;
+        const SA* vsrc = A + (qbytes ? a_rest + einc_skinny_xoff(xq, p, p.a_x, p.a_x2) + yq * p.a_y : 0) +
+                         (c0 + kk0) * p.a_k;
         const long long vstep = KSTEP * p.a_k;
         // Pieces wholly in range take plain 16-byte copies in whole slices; the others (edge
         // rows, a ragged slice) zero-fill what is out of range (k past the chunk meets B's
@@ -354,6 +417,7 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
         __syncthreads();  // WAR: the next chunk's or tile's copies refill stages read above
         continue;
       } else {
+      static_assert(!KSPLIT, "K ranges: the M-fast (MV) and K-fast rings only");
       // Thread-private ring: stage s, slice kk, row i at As[(s*BK + kk)*BM + tid + NT*i].
       // Row pointers and copy sizes are fixed for the tile (an out-of-range row copies 0
       // bytes from row 0 of its k, which exists), so a whole slice costs one 64-bit add
@@ -413,6 +477,7 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
       einc_cp_wait<0>();
       }
     } else {
+      static_assert(!KSPLIT, "K ranges: the M-fast (MV) and K-fast rings only");
       TA cur[RM][BK], nxt[RM][BK];
       auto fetch = [&](int kt, TA (&dst)[RM][BK]) {
 #pragma unroll
@@ -434,6 +499,10 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
           for (int kk = 0; kk < BK; ++kk) cur[i][kk] = nxt[i][kk];
       }
     }
+  }
+
+  if constexpr (KSPLIT) {
+    if (split_q != ~0u && !einc_skinny_combine<Cfg>(acc, scratch, p, split_q)) return;  // (block-uniform)
   }
 
   if constexpr (STAGE_C) {
@@ -507,14 +576,19 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
   }
 }
 
-// The grid-stride loop over work items: tiles [0, whole) run whole, each tile past
-// `whole` runs as two items of half its rows (a Cfg with RM / 2: half the Y rows, or
-// half the X run when ONE_AXIS). The emitter puts there the tiles of a last, partial
-// wave of resident blocks, which so takes half as long (TCCG akb: 288 tiles on 264).
+// The grid-stride loop over work items: tiles [0, whole) run whole; each tile past
+// `whole` (the emitter puts there the tiles of a last, partial wave of resident blocks)
+// runs as several items:
+//  - KSPLIT: kparts K ranges of the whole tile (all of K is one chunk), so that wave's work
+//    spreads over every resident block (TCCG akb: 288 tiles on 264 slots, the last 24 as 11
+//    ranges each); einc_skinny_combine sums the ranges in order in the last one to finish;
+//  - else two halves of its rows (a Cfg with RM / 2: half the Y rows, or half the X run when
+//    ONE_AXIS), which take about half as long.
 template <class Cfg, bool ASYNC, bool ONE_AXIS, bool STAGE_C, bool TAB_K, bool B_KFAST, bool A_KFAST, bool STAGE_N,
-          class TOut, class TC, class TA, class SA, class SB>
+          class TOut, class TC, class TA, class SA, class SB, bool KSPLIT = false>
 __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* __restrict__ a_ptr,
-                                            const void* __restrict__ b_ptr, const EincSkinnyMeta& p) {
+                                            const void* __restrict__ b_ptr, const EincSkinnyMeta& p,
+                                            void* scratch = nullptr) {
   constexpr int RM = Cfg::RM, TY = Cfg::TY;
   static_assert(!ASYNC || sizeof(SA) == sizeof(TA), "async copies move raw bits");
   static_assert(!ASYNC || Cfg::S >= 2, "at least double buffering");
@@ -531,18 +605,25 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
   const SB* B = static_cast<const SB*>(b_ptr);
   TOut* C = static_cast<TOut*>(out);
   const long long per_rest = p.tiles_x * p.tiles_y, tiles = per_rest * p.R;
-  const long long whole = RM % 2 == 0 && p.whole < tiles ? p.whole : tiles, items = 2 * tiles - whole;
+  const long long whole = (KSPLIT || RM % 2 == 0) && p.whole < tiles ? p.whole : tiles;
+  const unsigned parts = KSPLIT ? static_cast<unsigned>(p.kparts) : 2u;  // items per tile past `whole`
+  const long long items = whole + (tiles - whole) * parts;
 
   // Tile counts fit 32 bits (the emitter checks): 32-bit division decodes a tile in a
   // few instructions, where 64-bit division costs ~100 per tile.
   const unsigned per_rest32 = static_cast<unsigned>(per_rest), tiles_x32 = static_cast<unsigned>(p.tiles_x);
   for (long long item = blockIdx.x; item < items; item += gridDim.x) {
     const bool half = item >= whole;
-    const long long tile = half ? whole + ((item - whole) >> 1) : item;
+    const unsigned q = static_cast<unsigned>(item - whole);  // (item counts fit 32 bits: the emitter checks)
+    const long long tile = half ? whole + (KSPLIT ? q / parts : q >> 1) : item;
     const unsigned t32 = static_cast<unsigned>(tile), r32 = t32 / per_rest32, rem32 = t32 - r32 * per_rest32;
     const long long ty0 = rem32 / tiles_x32, tx0 = rem32 - (rem32 / tiles_x32) * tiles_x32;
     long long x0 = tx0 * (ONE_AXIS ? 32 * TY : 32), y0 = ty0 * TY;
-    if constexpr (RM % 2 == 0) {
+    if constexpr (KSPLIT) {  // one instantiation for whole tiles (kpart -1) and K ranges
+      einc_skinny_tile<Cfg, ASYNC, ONE_AXIS, STAGE_C, TAB_K, B_KFAST, A_KFAST, STAGE_N, TOut, TC, TA, SA, SB, true>(
+          C, A, B, p, einc_smem, x0, y0, r32, b_whole, b_loaded, static_cast<unsigned char*>(scratch), half ? q : ~0u);
+      continue;
+    } else if constexpr (RM % 2 == 0) {
       if (half) {  // block-uniform
         // WAR: a half tile lays the A ring out over fewer rows, so its copies land on
         // slots other threads of the last whole tile may still read (no epilogue barrier
