@@ -230,6 +230,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # EINC_SKINNY_KSPLIT=0: halves (A/B).
     nk = _cdiv(K, BK)
     kparts = min(slots // last, nk // KSPLIT_MIN_SLICES) if split and K <= KC and (mv or a_kfast) else 0
+    kparts = min(kparts, int(os.environ.get("EINC_SKINNY_KPARTS", kparts)))  # (experiments: fewer ranges)
     ksplit = kparts >= 2 and os.environ.get("EINC_SKINNY_KSPLIT") != "0"
     split = split and (ksplit or rm % 2 == 0)
     whole = tiles - last if split else tiles

@@ -172,14 +172,18 @@ __device__ __forceinline__ bool einc_skinny_combine(TA (&acc)[Cfg::RM][Cfg::NP],
   __syncthreads();
   if (einc_arrived != static_cast<unsigned>(kparts - 1)) return false;
   __threadfence();
+  // range by range (its own read back too: no registers held across the barriers), each
+  // range's W loads independent of each other, so they are in flight together
+  for (int j = 0; j < kparts; ++j) {
+    const TA* src = tile + j * W * NT;
 #pragma unroll
-  for (int i = 0; i < RM; ++i)
+    for (int i = 0; i < RM; ++i)
 #pragma unroll
-    for (int n = 0; n < NP; ++n) {  // (its own range too from the scratch: no registers held across)
-      TA s = __ldcg(tile + (i * NP + n) * NT);
-      for (int j = 1; j < kparts; ++j) s += __ldcg(tile + (j * W + i * NP + n) * NT);
-      acc[i][n] = s;
-    }
+      for (int n = 0; n < NP; ++n) {
+        const TA v = __ldcg(src + (i * NP + n) * NT);
+        acc[i][n] = j == 0 ? v : acc[i][n] + v;
+      }
+  }
   return true;
 }
 
@@ -292,9 +296,18 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
     for (int idx = tid; idx < KC * NP; idx += NT) {
       // B K-fast: adjacent threads on adjacent k (its unit stride), else on adjacent n
       const int kl = B_KFAST ? idx % KC : idx / NP, n = B_KFAST ? idx / KC : idx % NP;
-      TA v = zero<TA>();
-      if (kl < kc && n < p.N) v = load_as<TC, TA>(B + b_rest + b_koff(c0 + kl) + __ldg(p.tb_n + n));
-      Bs[kl * NP + n] = v;
+      const bool in = kl < kc && n < p.N;
+      if constexpr (ASYNC) {  // (B's storage is the accumulator type) no load waits in the loop
+        einc_cp_async(Bs + kl * NP + n, reinterpret_cast<const TA*>(in ? B + b_rest + b_koff(c0 + kl) + __ldg(p.tb_n + n) : B), in);
+      } else {
+        TA v = zero<TA>();
+        if (in) v = load_as<TC, TA>(B + b_rest + b_koff(c0 + kl) + __ldg(p.tb_n + n));
+        Bs[kl * NP + n] = v;
+      }
+    }
+    if constexpr (ASYNC) {
+      einc_cp_commit();
+      einc_cp_wait<0>();  // (no other copies are pending: every ring drained before this)
     }
     __syncthreads();  // RAW: the chunk is complete
   chunk_ready:
