@@ -3,6 +3,7 @@ few tiles leave a partial last wave), checked against numpy; for compute-sanitiz
 
     compute-sanitizer --tool racecheck python3 scripts/skinny_ksplit_case.py [mfast|kfast]
 """
+import os
 import sys
 
 import numpy as np
@@ -13,6 +14,7 @@ from einc.codegen.cuda import emit_skinny
 from einc.codegen.cuda.emit import emit_step
 
 emit_skinny.MIN_ROWS = 1
+os.environ["EINC_SKINNY_KSPLIT"] = "1"
 subs, shapes = {"mfast": ("akb,jk->jba", [(40, 64, 70), (24, 64)]),
                 "kfast": ("abk,kj->bja", [(37, 40, 61), (61, 24)])}[sys.argv[1] if len(sys.argv) > 1 else "mfast"]
 p = api.plan_for(subs, shapes, "float32", backend="cuda", strategy="gett")

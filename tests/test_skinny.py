@@ -196,8 +196,9 @@ KSPLIT = [
 
 
 def _ksplit_sms(monkeypatch, p):
-    """Patch the SM count to the first that leaves a last wave split into K ranges."""
+    """Switch K ranges on and patch the SM count to the first that leaves a last wave split into them."""
     from einc.codegen.cuda import emit_skinny
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     for sms in range(1, 64):
         monkeypatch.setattr(emit_skinny, "SM_COUNT", sms)
         k = emit_step(p, p.steps[-1], gett_tile="skinny")
@@ -225,13 +226,14 @@ def test_emulated_skinny_k_ranges_sum_in_order(monkeypatch, subs, shapes, dtype,
 
 def test_k_ranges_only_where_b_holds_all_of_k_and_a_takes_the_ring(monkeypatch):
     from einc.codegen.cuda import emit_skinny
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     p = _plan("akb,jk->jba", [(384, 384, 384), (24, 384)], "float32")
     k = emit_step(p, p.steps[0], gett_tile="skinny")
     assert k.scratch and k.words[18] == 11 and k.grid[0] == 2 * emit_skinny.SM_COUNT  # 288 tiles on 264
-    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "0")
+    monkeypatch.delenv("EINC_SKINNY_KSPLIT")  # the default: halves
     k0 = emit_step(p, p.steps[0], gett_tile="skinny")
     assert not k0.scratch and k0.words[18] == 0 and "as two halves" in k0.source
-    monkeypatch.delenv("EINC_SKINNY_KSPLIT")
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     long_k = _plan("akb,jk->jba", [(384, 2000, 384), (24, 2000)], "float32")  # B in several chunks
     assert not emit_step(long_k, long_k.steps[0], gett_tile="skinny").scratch
     f16 = _plan("akb,jk->jba", [(384, 384, 384), (24, 384)], "float16")  # the converting path
@@ -263,6 +265,7 @@ def test_gpu_k_ranges_in_a_cuda_graph_start_from_a_zeroed_scratch(monkeypatch):
     from einc.codegen.cuda import emit_skinny
     monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
     monkeypatch.setattr(emit_skinny, "SM_COUNT", 1)
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     subs, shapes = "akb,jk,b->jba", [(40, 64, 70), (24, 64), (70,)]  # skinny (split), then a reduce
     rng = np.random.default_rng(13)
     ops = [make(rng, s, "float32") for s in shapes]
@@ -281,12 +284,17 @@ def test_gpu_k_ranges_in_a_cuda_graph_start_from_a_zeroed_scratch(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("subs,shapes", [("akb,jk->jba", [(384, 384, 384), (24, 384)]),
                                          ("abk,kj->bja", [(384, 376, 384), (384, 24)])], ids=["akb", "abk"])
-def test_gpu_tccg_intensli_last_wave_in_k_ranges(subs, shapes):
+def test_gpu_tccg_intensli_last_wave_in_k_ranges(monkeypatch, subs, shapes):
     import einc
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
+    api._EXECUTABLES.clear()
     p = _plan(subs, shapes, "float32")
     assert emit_step(p, p.steps[0]).scratch  # 288 tiles on 264 slots: 24 split into 11 K ranges
     rng = np.random.default_rng(14)
     ops = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
-    got = [einc.einsum(subs, *ops, backend="cuda") for _ in range(2)]
+    try:
+        got = [einc.einsum(subs, *ops, backend="cuda") for _ in range(2)]
+    finally:
+        api._EXECUTABLES.clear()
     assert_matches(got[0], subs, *ops, terms=summed_terms(subs, shapes))
     assert np.array_equal(got[0].view(np.uint8), got[1].view(np.uint8))

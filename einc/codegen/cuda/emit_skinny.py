@@ -223,15 +223,17 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     last = tiles % slots
     split = (async_ok and acc == 4 and per_sm == 2 and 0 < 2 * last <= slots
              and os.environ.get("EINC_SKINNY_TAIL") != "0")
-    # ... or, better, as K ranges spread over every resident block (a lone half tile is
-    # latency-bound: ncu on akb, halves: the SMs are active 76% of the kernel's time), when
+    # ... or, with EINC_SKINNY_KSPLIT=1, as K ranges spread over every resident block, when
     # B's chunk holds all of K and A goes through a shared ring (M-fast 16-byte pieces or
     # K-fast); the ranges' partial tiles meet in a zeroed scratch (einc_skinny_combine).
-    # EINC_SKINNY_KSPLIT=0: halves (A/B).
+    # Off by default: on the H200 it measured no faster than halves on akb / abk (0.134-0.149
+    # against 0.124-0.131 ms, 3-11 ranges) and slower on the 48-wide cases (2 ranges of 36 k).
+    # (ncu on akb with halves had the SMs active 76% of the kernel's time; the ranges raised
+    # that, but each one pays its ring fill, B's rows, the partials' round trip and the sum.)
     nk = _cdiv(K, BK)
     kparts = min(slots // last, nk // KSPLIT_MIN_SLICES) if split and K <= KC and (mv or a_kfast) else 0
     kparts = min(kparts, int(os.environ.get("EINC_SKINNY_KPARTS", kparts)))  # (experiments: fewer ranges)
-    ksplit = kparts >= 2 and os.environ.get("EINC_SKINNY_KSPLIT") != "0"
+    ksplit = kparts >= 2 and os.environ.get("EINC_SKINNY_KSPLIT") == "1"
     split = split and (ksplit or rm % 2 == 0)
     whole = tiles - last if split else tiles
     per_tile = kparts if ksplit else 2

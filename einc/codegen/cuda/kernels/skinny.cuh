@@ -26,7 +26,8 @@
 // Schedule: a 1-D grid-stride loop over tiles. When the tiles leave a last, partial wave
 // of at most half the resident blocks (akb: 288 tiles on 264), the emitter launches exactly
 // the resident blocks and those last tiles run split: where B's chunk holds all of K and A
-// goes through a shared ring (KSPLIT), as K ranges spread over every block, whose partial
+// goes through a shared ring and the emitter is asked to (KSPLIT, EINC_SKINNY_KSPLIT=1:
+// measured no faster than halves on the H200), as K ranges spread over every block, whose partial
 // tiles meet in a per-launch scratch the runtime zeroes (einc_skinny_combine: the last
 // range to finish adds them in range order, so the result does not depend on timing);
 // otherwise as two halves each (RM / 2 rows per thread).
