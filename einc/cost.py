@@ -64,9 +64,10 @@ H200 = DeviceProfile(
         # tf32 254 TFLOP/s and int8 948 TOP/s (H200, wgmma) at wave efficiency 0.97. Recalibrate
         # from `einc tune` / benchmark results as the kernels change.
         ("mma/f16", 524e12), ("mma/bf16", 496e12), ("mma/tf32", 262e12), ("mma/i8", 977e12),
-        # skinny (small N): TCCG intensli on the H200 measured 12-16 TFLOP/s fp32 (issue-bound,
-        # 0.63 warps issued per scheduler cycle, ncu) and 6-9 on the converting bf16 path
-        ("skinny/4", 16e12), ("skinny/8", 8e12), ("skinny/convert", 9e12),
+        # skinny (small N): TCCG intensli fp32 on the H200 (session 9, scripts/case_bench.py):
+        # 0.124-0.408 ms for the eight, 1.04-1.39x under the old 16e12 (geomean 1.19; issue-
+        # bound, ~50-60% issue active, ncu), and 6-9 TFLOP/s on the converting bf16 path
+        ("skinny/4", 19e12), ("skinny/8", 8e12), ("skinny/convert", 9e12),
         # skinny_mma (fp16/bf16 on mma.sync, emit_skinny_mma.py): memory-side limited (see
         # predict_skinny); the tensor cores' own cap is far above what N <= 32 needs (guess)
         ("skinny/mma", 60e12),

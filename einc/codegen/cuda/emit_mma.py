@@ -7,6 +7,7 @@ caller opted into tf32 (``precision="tf32"``). Everything else about the step (g
 tables, the swap, the metadata) is shared with the SIMT gett kernel (``gett_layout``).
 
 >>> import einc.api
+>>> from einc.codegen.cuda.emit import emit_step
 >>> p = einc.api.plan_for("ij,jk->ik", [(256, 128), (128, 64)], "float16", backend="cuda")
 >>> k = emit_step(p, p.steps[0])
 >>> k.name.startswith("einc_mma_"), "mma.sync" in k.source

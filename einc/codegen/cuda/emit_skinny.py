@@ -7,6 +7,7 @@ streams the big operand once along its unit-stride mode, and writes C along its 
 unit-stride mode (through shared memory when the two differ).
 
 >>> import einc.api
+>>> from einc.codegen.cuda.emit import emit_step
 >>> p = einc.api.plan_for("akb,jk->jba", [(384, 64, 384), (24, 64)], "float32", backend="cuda")
 >>> k = emit_step(p, p.steps[0])
 >>> k.name.startswith("einc_skinny_"), k.block
