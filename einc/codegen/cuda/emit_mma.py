@@ -9,7 +9,7 @@ tables, the swap, the metadata) is shared with the SIMT gett kernel (``gett_layo
 >>> import einc.api
 >>> from einc.codegen.cuda.emit import emit_step
 >>> p = einc.api.plan_for("ij,jk->ik", [(256, 128), (128, 64)], "float16", backend="cuda")
->>> k = emit_step(p, p.steps[0])
+>>> k = emit_step(p, p.steps[0], "sm_80")  # (sm_90 takes wgmma)
 >>> k.name.startswith("einc_mma_"), "mma.sync" in k.source
 (True, True)
 """
