@@ -298,3 +298,16 @@ def test_gpu_tccg_intensli_last_wave_in_k_ranges(monkeypatch, subs, shapes):
         api._EXECUTABLES.clear()
     assert_matches(got[0], subs, *ops, terms=summed_terms(subs, shapes))
     assert np.array_equal(got[0].view(np.uint8), got[1].view(np.uint8))
+
+
+@pytest.mark.parametrize("subs,shapes", [("akb,jk->jba", [(384, 384, 384), (24, 384)]),
+                                         ("abk,kj->bja", [(384, 376, 384), (384, 24)])], ids=["akb", "abk"])
+def test_k_range_kernels_compile_without_spills(monkeypatch, subs, shapes):
+    """The K-range variant keeps the whole tiles' registers (a B offset in the multiply
+    spilled 40-84 bytes at the 128-register cap, which is why a range reloads B's rows)."""
+    monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
+    p = _plan(subs, shapes, "float32")
+    k = emit_step(p, p.steps[0], gett_tile="skinny")
+    assert k.scratch
+    regs, st, ld, log = ptxas(k)
+    assert 0 < regs <= 128 and st == 0 and ld == 0, log
