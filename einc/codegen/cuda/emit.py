@@ -62,7 +62,14 @@ GETT_TILES = {
     # 16 k per slice, 2 stages: half the barriers and per-slice address work per FLOP;
     # 4-byte types whose K-fast runs fit 4 live registers (not both operands K-fast)
     "128x128x16": (128, 128, 16, 8, 8),
+    # 96-wide tiles for a small group of 84-96 (TCCG ao2mo, ccsd ijk-ilmk: a 128 tile uses
+    # 66-75% of its work there), 4-byte types only: 12x8 per thread on 96 threads (4 blocks
+    # per SM), or 12x4 on 192 (3 per SM, 4x8 warp tiles)
+    "96x96x8": (96, 96, 8, 12, 8),
+    "96x96x8b": (96, 96, 8, 12, 4),
 }
+# blocks per SM the 96-wide tiles' launch bounds ask for (the register budget: 170 / 113)
+MIN_BLOCKS_96 = {"96x96x8": 4, "96x96x8b": 3}
 
 
 @dataclass(frozen=True)
@@ -661,6 +668,8 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
     cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None)
+    if cfg in MIN_BLOCKS_96 and (not _async_ok(dtypes, compute) or _ACC_SIZE[_COMPUTE[compute.name][1]] != 4):
+        cfg = "128x128x8"  # (their register tiles are sized for 4-byte raw copies)
     BM, BN, BK, RM, RN = GETT_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
@@ -681,14 +690,19 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     # not int64, whose multi-instruction multiply-adds leave no registers for the runs
     # (ptxas: 96 -> 128 registers and 96 bytes of spills on sm_80, 64x64 tiles)
     a_kvec, b_kvec = _kvec_operands(lay, async_ok and ta != "unsigned long long")
+    if cfg in MIN_BLOCKS_96 and a_kvec and b_kvec:  # runs of 8 for both would need 8 live registers
+        b_kvec = False
     lanes = _lanes()
+    TX, warp_tiles = BN // RN, (BN // RN) % 8 == 0 and (nthreads // (BN // RN)) % 4 == 0
+    if (lanes == 1 and TX != 16) or (lanes >= 2 and not warp_tiles):  # (96-wide tiles: TX = 12 or 24)
+        lanes = 2 if warp_tiles else 0  # pairs need rows of 16 threads, warp tiles 4 x 8; else rows
     # M-fast A / N-fast B whose group's innermost mode is unit-stride copy each thread's
     # run of rows (columns) as one 8-16 byte cp.async (contiguity, edge and alignment are
     # checked at run time); EINC_GETT_MNVEC=0 keeps the 4-byte copies (A/B measurements)
     mnvec = async_ok and _switch("EINC_GETT_MNVEC", True)
     a_mvec = mnvec and a_mfast and G["m"][-1][1][ta_idx] == 1
     b_nvec = mnvec and b_nfast and G["n"][-1][1][tb_idx] == 1
-    minb = 2 if async_ok and acc_size <= 4 or not big else 1
+    minb = MIN_BLOCKS_96.get(cfg) or (2 if async_ok and acc_size <= 4 or not big else 1)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
 
