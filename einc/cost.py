@@ -83,6 +83,7 @@ PROFILES = {"H200": H200}
 # shared-memory data per FMA of 8x8 (guess until `einc tune` results calibrate it)
 TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "128x128x16": 1.03,  # 4096^3 fp32 0.89 -> 0.91x cuBLAS, 8192^3 0.89 -> 0.92x (session 6)
+             "96x96x8": 0.85,  # 4096^3 fp32 37.9 against 128x128x8's 44.8 TFLOP/s (session 9, same run)
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
@@ -212,6 +213,8 @@ def resident_tiles(tile: str, family: str) -> int:
     wave unit is SMs x this, so 132 fp32 128x128 tiles fill only half the H200's slots."""
     if tile == "64x64x8" or (tile in ("128x128x8", "128x128x16") and family in ("gett/float32", "gett/int32")):
         return 2
+    if tile == "96x96x8":
+        return 4
     return 1
 
 
@@ -300,12 +303,20 @@ def simt_tiles() -> tuple:
     return tuple(t for t in GETT_TILES if t in TILE_RATE and t != "128x128x16")  # emit.big_tile picks it
 
 
-def best_tile(M, N, K, batch, nbytes, family, profile=H200) -> tuple:
-    """(tile, Prediction) of the fastest SIMT tile; ties go to the larger tile."""
+NARROW_TILES = ("96x96x8",)  # 4-byte types only, and where emit.narrow_tile_fits
+
+
+def best_tile(M, N, K, batch, nbytes, family, profile=H200, narrow=False) -> tuple:
+    """(tile, Prediction) of the fastest SIMT tile; ties go to the larger tile. ``narrow``:
+    the 96-wide tile may compete (gett_config says so from the step's layout; split and
+    strategy rankings leave it out, so a split never assumes a tile its step won't get)."""
     if family.startswith("mma"):
         return None, predict_gemm(M, N, K, batch, nbytes, family, "mma128x128", profile)
     best = None
+    narrow = narrow and family in ("gett/float32", "gett/int32")
     for tile in simt_tiles():
+        if tile in NARROW_TILES and not narrow:
+            continue
         p = predict_gemm(M, N, K, batch, nbytes, family, tile, profile)
         if best is None or p.seconds < best[1].seconds * (1 - 1e-9):
             best = (tile, p)
@@ -496,12 +507,17 @@ def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profi
     return mine <= tiled / gather * (1 + TIE)
 
 
-def gett_config(modes, in_dtypes, compute, nbytes, profile=None) -> tuple:
-    """A CUDA gett step's Step.config: the tile the model predicts fastest (emit reads it)."""
+def gett_config(modes, in_dtypes, compute, nbytes, profile=None, step=None) -> tuple:
+    """A CUDA gett step's Step.config: the tile the model predicts fastest (emit reads it);
+    ``step`` (the draft step) lets the 96-wide tile in where its layout suits it."""
     profile = profile or profile_for()
     M, N, K, batch = _groups(modes)
+    narrow = False
+    if step is not None:
+        from .codegen.cuda.emit import narrow_tile_fits
+        narrow = narrow_tile_fits(step)
     # the SIMT family (work=0): a step that runs on tensor cores ignores this tile anyway
-    tile, _ = best_tile(M, N, K, batch, nbytes, gett_family(in_dtypes, compute), profile)
+    tile, _ = best_tile(M, N, K, batch, nbytes, gett_family(in_dtypes, compute), profile, narrow)
     return (("tile", tile),) if tile else ()
 
 

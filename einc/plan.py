@@ -11,7 +11,7 @@ nothing. Strategy choice lives here and only here.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -123,8 +123,9 @@ def make_step(op_bufs, layouts, res_buf, result, in_dtypes, res_dtype, compute, 
     choice = _choose(strategy, modes, in_dtypes, res_dtype, compute, backend)
     config: tuple = ()
     if choice == "gett" and backend == "cuda":  # the tile the cost model predicts fastest
-        config = gett_config(modes, in_dtypes, compute, nbytes)
-        draft = Step(tuple(op_bufs), res_buf, modes, strides, choice, compute, flops, nbytes, "", config)
+        draft = Step(tuple(op_bufs), res_buf, modes, strides, choice, compute, flops, nbytes, "", ())
+        config = gett_config(modes, in_dtypes, compute, nbytes, step=draft)
+        draft = replace(draft, config=config)
         if skinny_pays(draft, in_dtypes, res_dtype, compute):
             config = (("tile", "skinny"),)
         elif smallmn_pays(draft, in_dtypes, res_dtype, compute):

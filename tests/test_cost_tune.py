@@ -353,3 +353,16 @@ def test_the_tuner_offers_skinny_for_a_small_group_and_a_stored_pick_of_it_is_us
     tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "skinny", 1)}))
     tuned.reset()
     assert tile_of(cuda_plan(subs, shapes)) == "skinny"
+
+
+def test_the_96_wide_tile_where_a_group_of_84_to_96_would_waste_a_128_tile():
+    ao2mo = [(84, 96), (84, 84, 96, 96)]  # bq,srqa->srba: M = b = 84 (a 128 tile: 66% used)
+    assert tile_of(cuda_plan("bq,srqa->srba", ao2mo)) == "96x96x8"
+    assert tile_of(cuda_plan("bq,srqa->srba", ao2mo, "int32")) == "96x96x8"
+    assert tile_of(cuda_plan("bq,srqa->srba", ao2mo, "float64")) != "96x96x8"  # 4-byte types only
+    # both operands K-fast (B would go element by element) and tabled K measured slower
+    assert tile_of(cuda_plan("ap,srqp->srqa", [(96, 96), (84, 84, 84, 96)])) == "128x128x8"
+    assert tile_of(cuda_plan("kmli,ljm->kji", [(84, 96, 84, 96), (84, 84, 96)])) != "96x96x8"
+    assert tile_of(cuda_plan("ij,jk->ik", [(4096, 4096), (4096, 4096)])) == "128x128x8"  # no waste: the big tile (x16 at emit)
+    p = cuda_plan("bq,srqa->srba", ao2mo)
+    assert predict_step(p, p.steps[0]).family == "gett 96x96x8"  # what explain shows

@@ -157,3 +157,20 @@ def test_sync_mode_runs_and_names_steps(tmp_path):
     env = dict(os.environ, EINC_CUDA_SYNC="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("shapes,dtype", [
+    ([(84, 96), (20, 20, 96, 96)], "float32"),  # TCCG ao2mo's layout: tabled N, K-fast A, N-fast B
+    ([(70, 37), (19, 20, 37, 93)], "float32"),  # ragged M, N and K
+    ([(84, 96), (20, 20, 96, 96)], "int32"),
+])
+def test_the_96_wide_gett_tile_matches_numpy(shapes, dtype):
+    from einc.api import plan_for
+    from einc.codegen.cuda.emit import emit_step
+    from oracle import summed_terms
+    from test_cuda_codegen import make
+    subs = "bq,srqa->srba"
+    p = plan_for(subs, shapes, dtype, backend="cuda")
+    assert "gett 96x96x8 tiles" in emit_step(p, p.steps[0]).source  # the model's own pick here
+    ops = [make(np.random.default_rng(9), s, dtype) for s in shapes]
+    assert_matches(einc.einsum(subs, *ops, backend="cuda"), subs, *ops, terms=summed_terms(subs, shapes))

@@ -62,14 +62,23 @@ GETT_TILES = {
     # 16 k per slice, 2 stages: half the barriers and per-slice address work per FLOP;
     # 4-byte types whose K-fast runs fit 4 live registers (not both operands K-fast)
     "128x128x16": (128, 128, 16, 8, 8),
-    # 96-wide tiles for a small group of 84-96 (TCCG ao2mo, ccsd ijk-ilmk: a 128 tile uses
-    # 66-75% of its work there), 4-byte types only: 12x8 per thread on 96 threads (4 blocks
-    # per SM), or 12x4 on 192 (3 per SM, 4x8 warp tiles)
+    # 96-wide for a small group of 84-96 (TCCG ao2mo: a 128 tile does 66-75% useful work
+    # there), 4-byte types only: 12x8 per thread on 96 threads, 4 blocks per SM (H200, same
+    # run: ao2mo bq,srqa / cr,srba 0.470 / 0.488 -> 0.388 / 0.404 ms; the 4096^3 GEMM at 0.85x
+    # 128x128x8's rate; 12x4 on 192 threads measured slower everywhere and was dropped)
     "96x96x8": (96, 96, 8, 12, 8),
-    "96x96x8b": (96, 96, 8, 12, 4),
 }
-# blocks per SM the 96-wide tiles' launch bounds ask for (the register budget: 170 / 113)
-MIN_BLOCKS_96 = {"96x96x8": 4, "96x96x8b": 3}
+# blocks per SM the 96-wide tile's launch bounds ask for (a 170-register budget)
+MIN_BLOCKS_96 = {"96x96x8": 4}
+
+
+def narrow_tile_fits(step: Step) -> bool:
+    """Whether the 96-wide tile can pay on ``step``: K one strided group (a tabled K measured
+    slower than 128x128x16 on ccsd kmli,ljm: 0.521 against 0.483 ms) and not both operands
+    K-fast (runs of 8 k for both need 8 live registers, so B goes element by element: ao2mo
+    ap,srqp 0.447 -> 0.590 ms)."""
+    lay = gett_layout(step, 96, 96, metadata=False)
+    return not lay.tabled["k"] and not all(_kvec_operands(lay, True))
 
 
 @dataclass(frozen=True)
@@ -668,8 +677,9 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
     cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None)
-    if cfg in MIN_BLOCKS_96 and (not _async_ok(dtypes, compute) or _ACC_SIZE[_COMPUTE[compute.name][1]] != 4):
-        cfg = "128x128x8"  # (their register tiles are sized for 4-byte raw copies)
+    if cfg in MIN_BLOCKS_96 and not (_async_ok(dtypes, compute) and _ACC_SIZE[_COMPUTE[compute.name][1]] == 4
+                                     and narrow_tile_fits(step)):
+        cfg = "128x128x8"  # (its register tile is sized for 4-byte raw copies, one strided K group)
     BM, BN, BK, RM, RN = GETT_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
@@ -690,8 +700,6 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     # not int64, whose multi-instruction multiply-adds leave no registers for the runs
     # (ptxas: 96 -> 128 registers and 96 bytes of spills on sm_80, 64x64 tiles)
     a_kvec, b_kvec = _kvec_operands(lay, async_ok and ta != "unsigned long long")
-    if cfg in MIN_BLOCKS_96 and a_kvec and b_kvec:  # runs of 8 for both would need 8 live registers
-        b_kvec = False
     lanes = _lanes()
     TX, warp_tiles = BN // RN, (BN // RN) % 8 == 0 and (nthreads // (BN // RN)) % 4 == 0
     if (lanes == 1 and TX != 16) or (lanes >= 2 and not warp_tiles):  # (96-wide tiles: TX = 12 or 24)
