@@ -70,6 +70,11 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     work = size("m") * size("n") * size("k") * size("batch")
     tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
     tiles = [None] if tc else list(simt_tiles())
+    # the 96-wide tile where the emitter would run it (4-byte raw copies, its layout rule), unsplit
+    from .codegen.cuda.emit import narrow_tile_fits
+    from .cost import NARROW_TILES, gett_family
+    narrow_ok = gett_family(in_dtypes, step.compute) in ("gett/float32", "gett/int32") and narrow_tile_fits(step)
+    keep = lambda tile, s: tile not in NARROW_TILES or (narrow_ok and s == 1)
     from .codegen.cuda.emit_skinny import TILE as SKINNY, skinny_layout
     skinny = [Choice("gett", SKINNY, 1)] if skinny_layout(step) is not None else []  # a small N or M group
     from .codegen.cuda.emit_smallmn import TILE as SMALLMN, smallmn_layout
@@ -77,7 +82,8 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     from .codegen.cuda.emit_stream import TILE as STREAM, stream_applies
     dts = [np.dtype(step.compute)] + [np.dtype(d) for d in in_dtypes]
     stream = [Choice("gett", STREAM, 1)] if stream_applies(step, dts, step.compute) else []  # a short K
-    return [Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits] + skinny + small + stream
+    return ([Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits if keep(tile, s)]
+            + skinny + small + stream)
 
 
 def same(a: Choice, b: Choice) -> bool:

@@ -366,3 +366,14 @@ def test_the_96_wide_tile_where_a_group_of_84_to_96_would_waste_a_128_tile():
     assert tile_of(cuda_plan("ij,jk->ik", [(4096, 4096), (4096, 4096)])) == "128x128x8"  # no waste: the big tile (x16 at emit)
     p = cuda_plan("bq,srqa->srba", ao2mo)
     assert predict_step(p, p.steps[0]).family == "gett 96x96x8"  # what explain shows
+
+
+def test_the_tuner_offers_the_96_wide_tile_only_where_it_would_run(store_dir):
+    from einc.tune import candidates
+    narrow = Choice("gett", "96x96x8", 1)
+    _, t = plan_with("bq,srqa->srba", [(84, 96), (84, 84, 96, 96)], "float32")
+    got = candidates(t, 0)
+    assert narrow in got and not any(c.tile == "96x96x8" and (c.split or 1) > 1 for c in got)
+    for subs, shapes, dt in [("ap,srqp->srqa", [(96, 96), (84, 84, 84, 96)], "float32"),   # both K-fast
+                             ("bq,srqa->srba", [(84, 96), (84, 84, 96, 96)], "float64")]:  # 8-byte
+        assert narrow not in candidates(plan_with(subs, shapes, dt)[1], 0)
