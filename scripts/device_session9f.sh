@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 9: the 96-wide SIMT gett tiles (12x8 on 96 threads, 12x4 on 192) against the plan's
 # tile on TCCG's cases with a group of 84-96 and on a square GEMM, beside torch.einsum; the
-# gett GPU tests. (bash scripts/device_session9f.sh)
+# gett GPU tests. (bash scripts/device_session9f.sh; 96x96x8b was removed after this run, so
+# on a later tree tile_sweep times that row with the plan's own tile)
 set -u
 source scripts/device_env.sh
 T0=$SECONDS
