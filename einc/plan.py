@@ -264,7 +264,36 @@ def gpu_contiguous(step: Step, ops):
     moved = 2 * item * ((la.size if a_copy else 0) + (lb.size if b_copy else 0) + (c_size if c_order else 0))
     if moved and step.flops < COPY_MIN_INTENSITY * moved:
         return ops, k_order_copy(step, ops, ks), None
+    if a_copy is None and b_copy is None and c_order is None:
+        return ops, narrow_copy(step, ops, batch, ks), None
     return ops, [a_copy, b_copy], c_order
+
+
+NARROW_COPY_MAX = 1 << 16  # elements of a small operand narrow_copy transposes (a few us)
+NARROW_COPY_MIN_FLOPS = 1 << 30  # GEMM work below which that copy's launch is not worth it
+
+
+def narrow_copy(step: Step, ops, batch, ks) -> list:
+    """[labels for A or None, labels for B or None]: when both operands are K-fast, the small
+    one, if tiny and of a free group of 65-96 elements, copied with that group unit-stride, so
+    the 96-wide SIMT tile applies (emit.narrow_tile_fits: with both K-fast, B's runs of 8 k would
+    need registers it has not). TCCG ao2mo ap,srqp->srqa (fp32, A = ap 96 x 96, B 227 MB): the
+    128 tile does 75% useful work over a = 96."""
+    none = [None, None]
+    if (step.compute.itemsize != 4 or step.compute.kind not in "fi" or step.flops < NARROW_COPY_MIN_FLOPS
+            or any(np.dtype(d) != step.compute for _, _, d in ops)):  # (the tile takes raw 4-byte copies)
+        return none
+    kinds = {m.label: m.kind for m in step.modes}
+    unit = lambda lay: next((l for l, s in zip(lay.labels, lay.strides) if abs(s) == 1), None)
+    if any(kinds.get(unit(lay)) != "k" for _, lay, _ in ops[:2]):
+        return none
+    j = 0 if ops[0][1].size <= ops[1][1].size else 1
+    free = [m for m in step.modes if m.kind == ("m" if j == 0 else "n")]
+    group = int(np.prod([m.extent for m in free], dtype=np.int64))
+    if ops[j][1].size > NARROW_COPY_MAX or not 64 < group <= 96:
+        return none
+    none[j] = batch + list(ks) + [m.label for m in free]  # the free group last: unit-stride
+    return none
 
 
 K_ORDER_MIN_INTENSITY = 4  # GEMM FLOPs per byte of B a K-order copy moves, below which it can't pay

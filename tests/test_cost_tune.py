@@ -360,8 +360,8 @@ def test_the_96_wide_tile_where_a_group_of_84_to_96_would_waste_a_128_tile():
     assert tile_of(cuda_plan("bq,srqa->srba", ao2mo)) == "96x96x8"
     assert tile_of(cuda_plan("bq,srqa->srba", ao2mo, "int32")) == "96x96x8"
     assert tile_of(cuda_plan("bq,srqa->srba", ao2mo, "float64")) != "96x96x8"  # 4-byte types only
-    # both operands K-fast (B would go element by element) and tabled K measured slower
-    assert tile_of(cuda_plan("ap,srqp->srqa", [(96, 96), (84, 84, 84, 96)])) == "128x128x8"
+    # both operands K-fast (B would go element by element; A too big for narrow_copy) and tabled K measured slower
+    assert tile_of(cuda_plan("ap,srqp->srqa", [(96, 1024), (40, 40, 40, 1024)])) == "128x128x8"
     assert tile_of(cuda_plan("kmli,ljm->kji", [(84, 96, 84, 96), (84, 84, 96)])) != "96x96x8"
     assert tile_of(cuda_plan("ij,jk->ik", [(4096, 4096), (4096, 4096)])) == "128x128x8"  # no waste: the big tile (x16 at emit)
     p = cuda_plan("bq,srqa->srba", ao2mo)
@@ -374,6 +374,34 @@ def test_the_tuner_offers_the_96_wide_tile_only_where_it_would_run(store_dir):
     _, t = plan_with("bq,srqa->srba", [(84, 96), (84, 84, 96, 96)], "float32")
     got = candidates(t, 0)
     assert narrow in got and not any(c.tile == "96x96x8" and (c.split or 1) > 1 for c in got)
-    for subs, shapes, dt in [("ap,srqp->srqa", [(96, 96), (84, 84, 84, 96)], "float32"),   # both K-fast
+    for subs, shapes, dt in [("ap,srqp->srqa", [(96, 1024), (40, 40, 40, 1024)], "float32"),   # both K-fast
                              ("bq,srqa->srba", [(84, 96), (84, 84, 96, 96)], "float64")]:  # 8-byte
         assert narrow not in candidates(plan_with(subs, shapes, dt)[1], 0)
+
+
+def test_a_tiny_k_fast_operand_is_copied_free_group_last_so_the_96_wide_tile_applies(monkeypatch):
+    from einc import plan as planmod
+    ap = [(96, 96), (84, 84, 84, 96)]  # TCCG ao2mo ap,srqp->srqa: both operands K-fast, a = 96
+    p = cuda_plan("ap,srqp->srqa", ap)
+    assert [s.strategy for s in p.steps] == ["reduce", "gett"] and p.steps[0].text == "ap->pa"
+    assert tile_of(p) == "96x96x8"
+    assert len(cuda_plan("ap,srqp->srqa", ap, "float64").steps) == 1  # 4-byte types only
+    assert len(plan_for("ap,srqp->srqa", ap, "float32").steps) == 1  # the CPU plan is untouched
+    assert len(cuda_plan("ap,srqp->srqa", [(128, 96), (84, 84, 84, 96)]).steps) == 1  # a = 128 fills the tile
+    assert len(cuda_plan("ap,srqp->srqa", [(96, 96), (8, 8, 8, 96)]).steps) == 1  # too little work for a copy
+    monkeypatch.setattr(planmod, "NARROW_COPY_MAX", 1000)  # the small operand is no longer tiny
+    assert len(cuda_plan("ap,srqp->srqa", ap).steps) == 1
+
+
+@pytest.mark.skipif(not __import__('test_cuda_codegen')._emulator_available(), reason="needs g++ with C++20")
+def test_emulated_narrow_copy_plan_matches_numpy(monkeypatch):
+    from einc import plan as planmod
+    from oracle import assert_matches, summed_terms
+    from test_cuda_codegen import emulate, make
+    monkeypatch.setattr(planmod, "NARROW_COPY_MIN_FLOPS", 0)
+    subs, shapes = "ap,srqp->srqa", [(90, 13), (3, 4, 35, 13)]
+    p = cuda_plan(subs, shapes)
+    assert [s.strategy for s in p.steps] == ["reduce", "gett"]  # (the tile: too few tiles here for 96)
+    ops = [make(np.random.default_rng(2), s, "float32") for s in shapes]
+    for tile in (None, "96x96x8"):  # the plan's tile, and the one the copy is for
+        assert_matches(emulate(p, ops, gett_tile=tile), subs, *ops, terms=summed_terms(subs, shapes))

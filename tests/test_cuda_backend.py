@@ -174,3 +174,14 @@ def test_the_96_wide_gett_tile_matches_numpy(shapes, dtype):
     assert "gett 96x96x8 tiles" in emit_step(p, p.steps[0]).source  # the model's own pick here
     ops = [make(np.random.default_rng(9), s, dtype) for s in shapes]
     assert_matches(einc.einsum(subs, *ops, backend="cuda"), subs, *ops, terms=summed_terms(subs, shapes))
+
+
+def test_a_tiny_k_fast_operand_copied_for_the_96_wide_tile_matches_numpy():
+    from einc.api import plan_for
+    from oracle import summed_terms
+    from test_cuda_codegen import make
+    subs, shapes = "ap,srqp->srqa", [(96, 96), (84, 84, 20, 96)]  # 2.6 GFLOP: the copy pays
+    p = plan_for(subs, shapes, "float32", backend="cuda")
+    assert p.steps[0].text == "ap->pa" and dict(p.steps[1].config).get("tile") == "96x96x8"
+    ops = [make(np.random.default_rng(10), s, "float32") for s in shapes]
+    assert_matches(einc.einsum(subs, *ops, backend="cuda"), subs, *ops, terms=summed_terms(subs, shapes))
