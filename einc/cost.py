@@ -213,9 +213,8 @@ def resident_tiles(tile: str, family: str) -> int:
     wave unit is SMs x this, so 132 fp32 128x128 tiles fill only half the H200's slots."""
     if tile == "64x64x8" or (tile in ("128x128x8", "128x128x16") and family in ("gett/float32", "gett/int32")):
         return 2
-    if tile == "96x96x8":
-        return 4
-    return 1
+    from .codegen.cuda.emit import NARROW_TILES
+    return NARROW_TILES.get(tile, 1)
 
 
 def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4, gather=1.0) -> Prediction:
@@ -303,9 +302,6 @@ def simt_tiles() -> tuple:
     return tuple(t for t in GETT_TILES if t in TILE_RATE and t != "128x128x16")  # emit.big_tile picks it
 
 
-NARROW_TILES = ("96x96x8",)  # 4-byte types only, and where emit.narrow_tile_fits
-
-
 def best_tile(M, N, K, batch, nbytes, family, profile=H200, narrow=False) -> tuple:
     """(tile, Prediction) of the fastest SIMT tile; ties go to the larger tile. ``narrow``:
     the 96-wide tile may compete (gett_config says so from the step's layout; split and
@@ -313,7 +309,7 @@ def best_tile(M, N, K, batch, nbytes, family, profile=H200, narrow=False) -> tup
     if family.startswith("mma"):
         return None, predict_gemm(M, N, K, batch, nbytes, family, "mma128x128", profile)
     best = None
-    narrow = narrow and family in ("gett/float32", "gett/int32")
+    from .codegen.cuda.emit import NARROW_TILES
     for tile in simt_tiles():
         if tile in NARROW_TILES and not narrow:
             continue
@@ -515,7 +511,7 @@ def gett_config(modes, in_dtypes, compute, nbytes, profile=None, step=None) -> t
     narrow = False
     if step is not None:
         from .codegen.cuda.emit import narrow_tile_fits
-        narrow = narrow_tile_fits(step)
+        narrow = narrow_tile_fits(step, in_dtypes)
     # the SIMT family (work=0): a step that runs on tensor cores ignores this tile anyway
     tile, _ = best_tile(M, N, K, batch, nbytes, gett_family(in_dtypes, compute), profile, narrow)
     return (("tile", tile),) if tile else ()

@@ -269,6 +269,11 @@ def gpu_contiguous(step: Step, ops):
     return ops, [a_copy, b_copy], c_order
 
 
+def _unit_label(lay: Layout):
+    """The label of a layout's unit-stride mode, or None."""
+    return next((l for l, s in zip(lay.labels, lay.strides) if abs(s) == 1), None)
+
+
 NARROW_COPY_MAX = 1 << 16  # elements of a small operand narrow_copy transposes (a few us)
 NARROW_COPY_MIN_FLOPS = 1 << 30  # GEMM work below which that copy's launch is not worth it
 
@@ -279,13 +284,13 @@ def narrow_copy(step: Step, ops, batch, ks) -> list:
     the 96-wide SIMT tile applies (emit.narrow_tile_fits: with both K-fast, B's runs of 8 k would
     need registers it has not). TCCG ao2mo ap,srqp->srqa (fp32, A = ap 96 x 96, B 227 MB): the
     128 tile does 75% useful work over a = 96."""
+    from .codegen.cuda.emit import narrow_dtypes
     none = [None, None]
-    if (step.compute.itemsize != 4 or step.compute.kind not in "fi" or step.flops < NARROW_COPY_MIN_FLOPS
-            or any(np.dtype(d) != step.compute for _, _, d in ops)):  # (the tile takes raw 4-byte copies)
+    # one K mode: after the copy K is one strided group in both, as the tile needs
+    if step.flops < NARROW_COPY_MIN_FLOPS or len(ks) != 1 or not narrow_dtypes(step, [d for _, _, d in ops]):
         return none
     kinds = {m.label: m.kind for m in step.modes}
-    unit = lambda lay: next((l for l, s in zip(lay.labels, lay.strides) if abs(s) == 1), None)
-    if any(kinds.get(unit(lay)) != "k" for _, lay, _ in ops[:2]):
+    if any(kinds.get(_unit_label(lay)) != "k" for _, lay, _ in ops[:2]):
         return none
     j = 0 if ops[0][1].size <= ops[1][1].size else 1
     free = [m for m in step.modes if m.kind == ("m" if j == 0 else "n")]
@@ -308,9 +313,8 @@ def k_order_copy(step: Step, ops, ks):
     operands K-fast in the same order.
     """
     la, lb = ops[0][1], ops[1][1]
-    unit = lambda lay: next((l for l, s in zip(lay.labels, lay.strides) if abs(s) == 1), None)
     kinds = {m.label: m.kind for m in step.modes}
-    ua, ub = unit(la), unit(lb)
+    ua, ub = _unit_label(la), _unit_label(lb)
     if ua is None or ub is None or ua == ub or kinds.get(ua) != "k" or kinds.get(ub) != "k":
         return [None, None]
     if step.flops < K_ORDER_MIN_INTENSITY * 2 * lb.size * step.compute.itemsize:

@@ -71,9 +71,8 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
     tiles = [None] if tc else list(simt_tiles())
     # the 96-wide tile where the emitter would run it (4-byte raw copies, its layout rule), unsplit
-    from .codegen.cuda.emit import narrow_tile_fits
-    from .cost import NARROW_TILES, gett_family
-    narrow_ok = gett_family(in_dtypes, step.compute) in ("gett/float32", "gett/int32") and narrow_tile_fits(step)
+    from .codegen.cuda.emit import NARROW_TILES, narrow_tile_fits
+    narrow_ok = narrow_tile_fits(step, in_dtypes)
     keep = lambda tile, s: tile not in NARROW_TILES or (narrow_ok and s == 1)
     from .codegen.cuda.emit_skinny import TILE as SKINNY, skinny_layout
     skinny = [Choice("gett", SKINNY, 1)] if skinny_layout(step) is not None else []  # a small N or M group

@@ -389,6 +389,7 @@ def test_a_tiny_k_fast_operand_is_copied_free_group_last_so_the_96_wide_tile_app
     assert len(plan_for("ap,srqp->srqa", ap, "float32").steps) == 1  # the CPU plan is untouched
     assert len(cuda_plan("ap,srqp->srqa", [(128, 96), (84, 84, 84, 96)]).steps) == 1  # a = 128 fills the tile
     assert len(cuda_plan("ap,srqp->srqa", [(96, 96), (8, 8, 8, 96)]).steps) == 1  # too little work for a copy
+    assert len(cuda_plan("apt,srqpt->srqa", [(96, 8, 12), (84, 84, 84, 8, 12)]).steps) == 1  # two K modes
     monkeypatch.setattr(planmod, "NARROW_COPY_MAX", 1000)  # the small operand is no longer tiny
     assert len(cuda_plan("ap,srqp->srqa", ap).steps) == 1
 

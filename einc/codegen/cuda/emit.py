@@ -68,17 +68,28 @@ GETT_TILES = {
     # 128x128x8's rate; 12x4 on 192 threads measured slower everywhere and was dropped)
     "96x96x8": (96, 96, 8, 12, 8),
 }
-# blocks per SM the 96-wide tile's launch bounds ask for (a 170-register budget)
-MIN_BLOCKS_96 = {"96x96x8": 4}
+# the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
+# one registry: cost ranks them and tune offers them only where narrow_tile_fits
+NARROW_TILES = {"96x96x8": 4}
 
 
-def narrow_tile_fits(step: Step) -> bool:
-    """Whether the 96-wide tile can pay on ``step``: K one strided group (a tabled K measured
-    slower than 128x128x16 on ccsd kmli,ljm: 0.521 against 0.483 ms) and not both operands
-    K-fast (runs of 8 k for both need 8 live registers, so B goes element by element: ao2mo
-    ap,srqp 0.447 -> 0.590 ms)."""
+def narrow_tile_fits(step: Step, in_dtypes) -> bool:
+    """Whether the 96-wide tile can run and pay on ``step``: 4-byte raw copies (inputs already
+    the fp32 / int32 compute type), K one strided group (a tabled K measured slower than
+    128x128x16 on ccsd kmli,ljm: 0.521 against 0.483 ms) and not both operands K-fast (runs of
+    8 k for both need 8 live registers, so B went element by element: ao2mo ap,srqp 0.447 ->
+    0.590 ms)."""
+    if not narrow_dtypes(step, in_dtypes):
+        return False
     lay = gett_layout(step, 96, 96, metadata=False)
     return not lay.tabled["k"] and not all(_kvec_operands(lay, True))
+
+
+def narrow_dtypes(step: Step, in_dtypes) -> bool:
+    """The narrow tiles' register tile is sized for 4-byte raw copies: fp32 or int32 inputs
+    that already are the compute type."""
+    compute = np.dtype(step.compute)
+    return compute.itemsize == 4 and _async_ok([compute, *map(np.dtype, in_dtypes)], compute)
 
 
 @dataclass(frozen=True)
@@ -677,9 +688,8 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
     cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None)
-    if cfg in MIN_BLOCKS_96 and not (_async_ok(dtypes, compute) and _ACC_SIZE[_COMPUTE[compute.name][1]] == 4
-                                     and narrow_tile_fits(step)):
-        cfg = "128x128x8"  # (its register tile is sized for 4-byte raw copies, one strided K group)
+    if cfg in NARROW_TILES and not narrow_tile_fits(step, dtypes[1:]):
+        cfg = "128x128x8"
     BM, BN, BK, RM, RN = GETT_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
@@ -710,7 +720,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     mnvec = async_ok and _switch("EINC_GETT_MNVEC", True)
     a_mvec = mnvec and a_mfast and G["m"][-1][1][ta_idx] == 1
     b_nvec = mnvec and b_nfast and G["n"][-1][1][tb_idx] == 1
-    minb = MIN_BLOCKS_96.get(cfg) or (2 if async_ok and acc_size <= 4 or not big else 1)
+    minb = NARROW_TILES.get(cfg) or (2 if async_ok and acc_size <= 4 or not big else 1)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
 
