@@ -196,14 +196,26 @@ def kernel_node_params(cu, launch: Launcher, params_addr: int):
 
 
 class _NodeArgs:
-    """One kernel node's own argument block: pointer holders, then the metadata struct."""
+    """One kernel node's own argument block: pointer holders, the metadata struct, and the
+    launch's tensor maps (encoded for these pointers; ``repoint`` re-encodes)."""
 
     def __init__(self, launch: Launcher, pointers):
+        self.launch = launch
         self.ptrs = [ctypes.c_void_p(p) for p in pointers]
         self.meta = ctypes.create_string_buffer(launch.meta.raw, len(launch.meta))
         addrs = [ctypes.addressof(p) for p in self.ptrs] + [ctypes.addressof(self.meta)]
+        if launch.tmaps:
+            self.tm = ctypes.create_string_buffer(len(launch.tm))
+            self.tm_last = [None] * len(launch.tmaps)
+            launch.fill_tmaps(self.tm, pointers, self.tm_last)
+            addrs.append(ctypes.addressof(self.tm))
         self.params = (ctypes.c_void_p * len(addrs))(*addrs)
         self.addr = ctypes.addressof(self.params)
+
+    def repoint(self) -> None:
+        """After the pointer holders changed: the tensor maps follow them."""
+        if self.launch.tmaps:
+            self.launch.fill_tmaps(self.tm, [p.value or 0 for p in self.ptrs], self.tm_last)
 
 
 class _Graph:
@@ -281,6 +293,7 @@ class _Graph:
                     node, params, args, launch = self.nodes[n]
                     for h, e in self.slots[n]:
                         args.ptrs[h].value = ext[e] + self.offsets[n][h]
+                    args.repoint()
                     check(cu.cuGraphExecKernelNodeSetParams(self.exec, node, params),
                           f"updating the CUDA graph node of {launch.label}")
                     updated += 1

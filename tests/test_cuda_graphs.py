@@ -117,7 +117,9 @@ class FakeDriver:
         self._d = drv
         for name in ("CUresult", "CUstream", "CUdeviceptr", "CUstreamCaptureStatus",
                      "CUDA_KERNEL_NODE_PARAMS", "CUDA_MEM_ALLOC_NODE_PARAMS", "CUDA_MEMSET_NODE_PARAMS",
-                     "CUmemAllocationType", "CUmemLocationType"):
+                     "CUmemAllocationType", "CUmemLocationType", "CUtensorMapDataType",
+                     "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
+                     "CUtensorMapFloatOOBfill", "cuuint32_t", "cuuint64_t"):
             setattr(self, name, getattr(drv, name))
         self.ok = drv.CUresult.CUDA_SUCCESS
         self.next_id = 0x10000
@@ -128,6 +130,8 @@ class FakeDriver:
         self.fail = {}       # driver function name -> how many more calls fail
         self.calls = {}
         self.capturing = set()  # stream handles being captured (torch.cuda.graph, ...)
+        self.ntmaps = {}     # function handle -> tensor maps after its metadata
+        self.encoded = []    # cuTensorMapEncodeTiled calls: (address, dims, box)
 
     def _id(self):
         self.next_id += 0x1000
@@ -142,8 +146,18 @@ class FakeDriver:
 
     def _args(self, fn, addr):
         n = self.nptrs[int(fn)]
-        arr = (ctypes.c_void_p * n).from_address(addr)
-        return tuple(ctypes.c_void_p.from_address(arr[i]).value or 0 for i in range(n))
+        t = self.ntmaps.get(int(fn), 0)  # tensor maps: the parameter after the metadata
+        arr = (ctypes.c_void_p * (n + 1 + (t > 0))).from_address(addr)
+        ptrs = tuple(ctypes.c_void_p.from_address(arr[i]).value or 0 for i in range(n))
+        return ptrs + tuple(ctypes.c_uint64.from_address(arr[n + 1] + 128 * i).value for i in range(t))
+
+    def cuTensorMapEncodeTiled(self, dt, rank, ptr, dims, strides, box, estrides, il, swizzle, l2, oob):
+        """A fake map whose first word is the address it maps (what the tests follow)."""
+        dims, strides, box = ([int(x) for x in v] for v in (dims, strides, box))  # cuuint32/64_t
+        assert rank == len(dims) == len(box) == len(strides) + 1 and all(s % 16 == 0 for s in strides)
+        assert swizzle == self._d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B
+        self.encoded.append((int(ptr), tuple(dims), tuple(box)))
+        return self.ok, type("FakeTmap", (), {"opaque": [int(ptr)] + [0] * 15})()
 
     # runtime
     def cuGetErrorString(self, err):
@@ -298,6 +312,7 @@ def fake(monkeypatch):
 def _executable(cu, subs, shapes, dtype="float32"):
     ex = xc.CudaExecutable(plan_for(subs, shapes, dtype, backend="cuda"), FakeRuntime(cu))
     cu.nptrs.update({int(l.fn): len(l.ptrs) for l, _ in ex.launchers})
+    cu.ntmaps.update({int(l.fn): len(l.tmaps) for l, _ in ex.launchers})
     return ex
 
 
@@ -703,3 +718,33 @@ def test_a_kernels_scratch_is_allocated_zeroed_and_passed_after_its_operands(fak
     assert len(memset) == 1 and memset[0]["width"] == 256 and memset[0]["value"] == 0
     assert kern["args"][3] == memset[0]["dptr"] and kinds.index("memset") < kinds.index("kernel")
     assert ("alloc", memset[0]["dptr"]) in [(cu.nodes[n]["kind"], cu.nodes[n].get("dptr")) for n in g["nodes"]]
+
+
+def test_tensor_maps_follow_the_pointers_direct_and_in_graphs(fake):
+    """The wgmma TMA kernels take their operands' tensor maps by value: each launch (and
+    each graph node) must carry maps of *its* pointers, re-encoded only when one moves."""
+    cu = fake
+    ex = _executable(cu, "ij,jk,kl->il", [(4096, 4096)] * 3, "float16")  # a TMA wgmma, then a reduce
+    tm = [(n, l.tmaps) for n, (l, _) in enumerate(ex.launchers) if l.tmaps]
+    assert tm, [k.name for k in ex.kernels]
+    s = cu.CUstream(5)
+
+    def check(entry, ext):
+        """Each TMA launch's maps point at the pointers in its own argument slots."""
+        for n, maps in tm:
+            fn, args = entry[n]
+            nptrs = cu.nptrs[fn]
+            assert args[nptrs:] == tuple(args[m.ptr] for m in maps)
+
+    for call, ext in enumerate([_p(1, 2, 3, 4), _p(1, 2, 3, 4), _p(8, 2, 3, 4), _p(8, 2, 9, 6)]):
+        before, encoded = len(cu.log), len(cu.encoded)
+        ex(ext[:-1], ext[-1], s)
+        kinds = {k for k, _, _ in cu.log[before:]}
+        assert kinds == ({"k"} if call == 0 else {"g"})
+        check([x for _, _, entry in cu.log[before:] for x in entry], ext)
+        if call == 1:
+            assert cu.encoded[encoded:]  # the graph's nodes encode their own maps once
+        if call == 2:  # operand 0 moved: only its map is re-encoded
+            assert [a for a, _, _ in cu.encoded[encoded:]] == [ext[0]]
+        if call == 3:  # only what the reduce step reads and writes moved: no map changes
+            assert cu.encoded[encoded:] == []

@@ -201,37 +201,79 @@ def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
 # The warp-specialised tiles on cases that reach them (strategy="gett", >= 2^21 multiply-adds):
 # ragged M/N/K, K past the ring (16 slices through 4 stages), K below one slice, batch,
 # tabled M+N, tabled K with B K-major and N-major, int8, tf32.
+# The last field: whether the TMA producer takes the layout (every group one strided mode,
+# 16-byte strides); where it does, both producers run.
 WS_CASES = [
-    ("ij,jk->ik", [(300, 136), (136, 200)], "float16", None),
-    ("ij,jk->ik", [(130, 1000), (1000, 72)], "float16", None),
-    ("ik,jk->ij", [(520, 24), (264, 24)], "float16", None),
-    ("bij,bjk->bik", [(3, 300, 40), (3, 40, 136)], "float16", None),
-    ("abk,kcd->acbd", [(16, 17, 128), (128, 8, 16)], "float16", None),
-    ("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None),
-    ("akl,lkc->ac", [(130, 24, 16), (16, 24, 72)], "float16", None),
-    ("ik,jk->ij", [(300, 96), (200, 96)], "int8", None),
-    ("ik,jk->ij", [(300, 72), (200, 72)], "float32", "tf32"),
-    ("amji,cbkm->kjicba", [(8, 40, 7, 8), (5, 6, 6, 40)], "float16", None),  # ccsd_t: K short, C M-fast
+    ("ij,jk->ik", [(300, 136), (136, 200)], "float16", None, True),    # B N-major: strips of 64
+    ("ij,jk->ik", [(130, 1000), (1000, 72)], "float16", None, True),   # N = 72 < one strip
+    ("ik,jk->ij", [(520, 24), (264, 24)], "float16", None, True),      # K = 24: one zero-filled box
+    ("bij,bjk->bik", [(3, 300, 40), (3, 40, 136)], "float16", None, True),  # rank-3 maps
+    ("abk,kcd->acbd", [(16, 17, 128), (128, 8, 16)], "float16", None, False),
+    ("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None, False),
+    ("akl,lkc->ac", [(130, 24, 16), (16, 24, 72)], "float16", None, False),
+    ("ik,jk->ij", [(300, 96), (200, 96)], "int8", None, True),
+    ("ik,jk->ij", [(300, 72), (200, 72)], "float32", "tf32", True),
+    ("amji,cbkm->kjicba", [(8, 40, 7, 8), (5, 6, 6, 40)], "float16", None, False),  # ccsd_t: K short, C M-fast
+    ("ij,kj->ik", [(264, 200), (136, 200)], "float16", None, True),    # K-major B, ragged K tail
 ]
+
+
+@pytest.mark.parametrize("n", range(len(WS_CASES)))
+def test_tma_producer_takes_the_strided_layouts_and_compiles(monkeypatch, n):
+    """Where every group is one strided mode the warp-specialised tile gets tensor maps
+    whose boxes are one stage's slice, over the operand's own extents and byte strides;
+    the kernel (its entry takes EincTmaps by value) builds for sm_90a."""
+    from einc.codegen.cuda import emit_wgmma
+    from einc.codegen.cuda.emit import gett_layout
+    from einc.runtime.cuda import compile_cubin
+    expr, shapes, dtype, precision, fits = WS_CASES[n]
+    tile = ("wgmma256x128ws", "wgmma128x256ws")[n % 2]
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
+    step = next(s for s in p.steps if s.strategy == "gett")
+    k = emit_step(p, step, "sm_90")
+    assert bool(k.tmaps) == fits and ("__grid_constant__ EincTmaps tm" in k.source) == fits
+    if not fits:
+        return
+    bm, bn = emit_wgmma.WGMMA_TILES[tile][:2]
+    lay = gett_layout(step, bm, bn)
+    e = np.dtype(dtype).itemsize
+    a, b = k.tmaps
+    rank = 2 + (lay.ext["b"] > 1)  # a batch: a third dimension, one batch index per box
+    assert (a.ptr, b.ptr) == (lay.ta, lay.tb) and a.box == (128 // e, bm, 1)[:rank]
+    assert a.dims[:2] == (lay.ext["k"], lay.ext["m"]) and len(a.dims) == len(b.dims) == rank
+    assert b.box == ((128 // e, bn, 1) if "B K-major" in k.source else (64, 128 // e, 1))[:rank]
+    assert all(len(t.strides) == rank - 1 for t in k.tmaps)
+    assert all(s % 16 == 0 and s > 0 for t in k.tmaps for s in t.strides)
+    cubin = compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch))
+    assert cubin[:4] == b"\x7fELF"
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws"])
-@pytest.mark.parametrize("expr,shapes,dtype,precision", WS_CASES)
-def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile, max_grid):
+@pytest.mark.parametrize("tma", [True, False])
+@pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
+def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, tile, max_grid):
     """The producer/consumer pipeline: its kernel is the one planned (no fallback), and
     with the grid capped at 2 blocks each walks several tiles, so the mbarrier phases
-    carry across tiles."""
+    carry across tiles. Both producers: TMA boxes (where the layout fits) and 16-byte
+    cp.async pieces."""
     torch = pytest.importorskip("torch")
     from einc.codegen.cuda import emit_wgmma
+    if tma and not tma_fits:
+        pytest.skip("the TMA producer does not take this layout (the cp.async run covers it)")
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
+    monkeypatch.setattr(emit_wgmma, "TMA", tma)
     if max_grid:
         monkeypatch.setattr(emit_wgmma, "MAX_GRID", max_grid)
     einc.api._EXECUTABLES.clear()
     kw = {"dtype": "int32"} if dtype == "int8" else {}
     p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
-    assert any("einc_wgmma_gett_ws<" in emit_step(p, s, "sm_90").source for s in p.steps)
+    ks = [emit_step(p, s, "sm_90") for s in p.steps]
+    assert any("einc_wgmma_gett_ws<" in k.source for k in ks)
+    assert any(k.tmaps for k in ks) == tma and all(("__grid_constant__ EincTmaps tm" in k.source) == bool(k.tmaps)
+                                                   for k in ks if k.name.startswith("einc_wgmma"))
     rng = np.random.default_rng(len(expr) + sum(map(sum, shapes)))
     arrays = [_data(rng, s, dtype) for s in shapes]
     ref = np.einsum(expr, *[a.astype(np.float64) for a in arrays])
@@ -246,6 +288,31 @@ def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, til
     wide = [a.astype(np.int32) for a in arrays] if kw else arrays
     assert_matches(out.cpu().numpy(), expr, *wide, terms=max(k, 1), dtype=kw.get("dtype"),
                    product_eps=TF32_EPS if precision == "tf32" else 0.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("expr,shapes", [("ij,jk->ik", [(300, 136), (136, 200)]),
+                                         ("ij,jk,kl->il", [(300, 136), (136, 200), (200, 72)])])
+def test_tma_maps_follow_moving_operands(monkeypatch, expr, shapes):
+    """Tensor maps hold their operand's address: calls with new tensors (and a view 16
+    bytes into a buffer) must re-encode them, on direct launches and in a plan's graph."""
+    torch = pytest.importorskip("torch")
+    from einc.codegen.cuda import emit_wgmma
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma128x256ws")
+    monkeypatch.setattr(emit_mma, "MIN_WORK", 0)
+    einc.api._EXECUTABLES.clear()
+    p = einc.api.plan_for(expr, shapes, "float16", backend="cuda", strategy="gett")
+    assert any(emit_step(p, s, "sm_90").tmaps for s in p.steps)
+    rng = np.random.default_rng(11)
+    for call in range(4):
+        arrays = [_data(rng, s, "float16") for s in shapes]
+        dev = [torch.from_numpy(a).cuda() for a in arrays]
+        if call == 2:  # A as a view 16 bytes into a bigger buffer
+            big = torch.zeros(arrays[0].size + 8, dtype=torch.float16, device="cuda")
+            big[8:] = dev[0].reshape(-1)
+            dev[0] = big[8:].view(*shapes[0])
+        got = einc.einsum(expr, *dev, strategy="gett")
+        assert_matches(got.cpu().numpy(), expr, *arrays, terms=136 * (200 if len(shapes) > 2 else 1))
 
 
 @pytest.mark.gpu

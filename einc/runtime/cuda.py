@@ -320,11 +320,35 @@ def stream_capturing(stream, handle: int) -> bool:
             or status != cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
 
+TMAP_BYTES = 128  # sizeof(CUtensorMap)
+# L2 promotion of the maps' loads: EINC_TMA_L2 = 0 (none), 64, 128 or 256 bytes (A/B measurements)
+_TMAP_L2 = {"0": "CU_TENSOR_MAP_L2_PROMOTION_NONE"}.get(
+    _os.environ.get("EINC_TMA_L2", "256"), f"CU_TENSOR_MAP_L2_PROMOTION_L2_{_os.environ.get('EINC_TMA_L2', '256')}B")
+
+
+def encode_tmap(cu, spec, ptr: int) -> bytes:
+    """The CUtensorMap of ``spec`` (codegen.cuda.emit.Tmap) over device address ``ptr``:
+    128-byte swizzle, zero fill out of range, 256-byte L2 promotion."""
+    rank = len(spec.dims)
+    u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # (the bindings take their own integer types)
+    m = check(cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{spec.dtype}"), rank, ptr,
+        [u64(max(1, int(d))) for d in spec.dims], [u64(int(s)) for s in spec.strides],
+        [u32(int(b)) for b in spec.box], [u32(1)] * rank, cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        getattr(cu.CUtensorMapL2promotion, _TMAP_L2),
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        f"cuTensorMapEncodeTiled ({spec.dtype} dims {spec.dims} strides {spec.strides} box {spec.box})")
+    return b"".join(int(w).to_bytes(8, "little") for w in m.opaque)
+
+
 class Launcher:
     """A kernel with its argument block prepared once: per call only pointers change.
 
     The argument block is shared by every call of this launcher, so setting it and
-    launching happen under a lock (the driver copies the arguments at launch).
+    launching happen under a lock (the driver copies the arguments at launch). A kernel
+    with TMA tensor maps (``kernel.tmaps``) gets them as one more by-value parameter,
+    re-encoded whenever the pointer it maps changes (``fill_tmaps``).
     """
 
     def __init__(self, rt: CudaRuntime, fn, kernel, meta: bytes, nptrs: int, label: str):
@@ -334,6 +358,11 @@ class Launcher:
         self.ptrs = [ctypes.c_void_p(0) for _ in range(nptrs)]
         self.meta = ctypes.create_string_buffer(meta, max(len(meta), 1))
         addrs = [ctypes.addressof(p) for p in self.ptrs] + [ctypes.addressof(self.meta)]
+        self.tmaps = tuple(getattr(kernel, "tmaps", ()))
+        if self.tmaps:
+            self.tm = ctypes.create_string_buffer(TMAP_BYTES * len(self.tmaps))
+            self._tm_last = [None] * len(self.tmaps)
+            addrs.append(ctypes.addressof(self.tm))
         self.params = (ctypes.c_void_p * len(addrs))(*addrs)
         self.params_addr = ctypes.addressof(self.params)
         self._lock = threading.Lock()
@@ -342,11 +371,21 @@ class Launcher:
         self._raw = _LAUNCH or None
         self._fn_int = int(fn) if self._raw else 0
 
+    def fill_tmaps(self, buf, pointers, last: list) -> None:
+        """Encode into ``buf`` each tensor map whose pointer differs from ``last`` (updated)."""
+        for i, spec in enumerate(self.tmaps):
+            p = int(pointers[spec.ptr])
+            if last[i] != p:
+                ctypes.memmove(ctypes.addressof(buf) + TMAP_BYTES * i, encode_tmap(self.rt.cu, spec, p), TMAP_BYTES)
+                last[i] = p
+
     def __call__(self, pointers, stream) -> None:
         g, b = self.grid, self.block
         with self._lock:
             for holder, value in zip(self.ptrs, pointers):
                 holder.value = value
+            if self.tmaps:
+                self.fill_tmaps(self.tm, pointers, self._tm_last)
             if self._raw is not None:
                 rc = self._raw(self._fn_int, g[0], g[1], g[2], b[0], b[1], b[2], self.smem,
                                int(stream), self.params_addr, None)

@@ -93,6 +93,20 @@ def narrow_dtypes(step: Step, in_dtypes) -> bool:
 
 
 @dataclass(frozen=True)
+class Tmap:
+    """A TMA tensor map the runtime encodes for one operand at each new pointer
+    (runtime/cuda.py encode_tmap): ``ptr`` its position in the launch's pointers (0: out,
+    1..: inputs), ``dtype`` a CUtensorMapDataType name, ``dims`` / ``box`` in elements
+    (innermost first), ``strides`` in bytes of dims 1.., 128-byte swizzle."""
+
+    ptr: int
+    dtype: str
+    dims: tuple
+    strides: tuple
+    box: tuple
+
+
+@dataclass(frozen=True)
 class CudaStepKernel:
     """One step's kernel: source, entry name, launch geometry and metadata layout.
 
@@ -119,6 +133,8 @@ class CudaStepKernel:
     # scratch_zero bytes before the launch
     scratch: int = 0
     scratch_zero: int = 0
+    # TMA tensor maps passed by value after the metadata (one EincTmaps parameter)
+    tmaps: tuple = ()
 
     def launchable(self, ptrs) -> "CudaStepKernel":
         """This kernel, or its fallback when a pointer it needs aligned is not."""

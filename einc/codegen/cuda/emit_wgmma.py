@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from ...ir import Plan, Step
-from .emit import (SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _has_unit, _header, _name,
+from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _name,
                    _types, gett_layout)
 from .emit_mma import _vec_ok, emit_mma
 
@@ -53,6 +53,11 @@ WGMMA_TILES = {
 MIN_BLOCKS = {"wgmma128x128s3": 2}
 SHORT_K = 128  # K (elements) up to which a step takes the three-stage tile
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
+# the warp-specialised tiles' producer copies boxes by TMA where tma_maps fits
+# (EINC_WGMMA_TMA=0: the 16-byte cp.async producer everywhere)
+TMA = os.environ.get("EINC_WGMMA_TMA", "1") != "0"
+_TMAP_DTYPE = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32", "int8": "UINT8",
+               "uint8": "UINT8"}  # raw bits: the tensor cores read them as the instruction's type
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
 # along k (measured on the H200; see benchmarks/NOTES.md)
@@ -135,6 +140,52 @@ def layout_ok(step: Step, op: str) -> tuple | None:
     return (lay, b_kmaj) if a_ok and b_ok else None
 
 
+def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
+    """The (A, B) tensor maps (emit.Tmap) of a warp-specialised tile, or None where TMA
+    cannot take the layout: every group must be one strided mode (no offset tables), K
+    (and an N-major B's N) unit-stride, the other strides multiples of 16 bytes, extents
+    within the 32-bit box coordinates. A box is one stage's slice: KE k by BM rows (A),
+    KE by BN (K-major B) or 64 columns by KE k-rows (N-major B, BN/64 boxes per slice).
+    A batch group becomes a third dimension.
+
+    >>> import einc.api
+    >>> from einc.codegen.cuda.emit import gett_layout
+    >>> p = einc.api.plan_for("bij,bjk->bik", [(3, 512, 256), (3, 256, 640)], "float16", backend="cuda")
+    >>> a, b = tma_maps(gett_layout(p.steps[0], 128, 256), "float16", False, 128, 256)
+    >>> a.dims, a.strides, a.box, b.dims, b.strides, b.box
+    ((256, 512, 3), (512, 262144), (64, 128, 1), (640, 256, 3), (1280, 327680), (64, 64, 1))
+    """
+    E = _PTX[op][2]
+    KE = 128 // E
+    G, ext = lay.G, lay.ext
+    if any(lay.tabled.values()) or not (G["m"] and G["n"] and G["k"]):
+        return None
+    if max(ext.values()) >= 2 ** 31:
+        return None
+    stride = lambda g, t: G[g][0][1][t] if G[g] else 0
+    ta, tb = lay.ta, lay.tb
+    batch = ext["b"] > 1
+    ok = lambda s: 0 < s * E < 2 ** 40 and (s * E) % 16 == 0
+    if stride("k", ta) != 1 or not ok(stride("m", ta)):
+        return None
+    if b_kmaj:
+        if stride("k", tb) != 1 or not ok(stride("n", tb)):
+            return None
+        b_dims, b_str, b_box = (ext["k"], ext["n"]), (stride("n", tb) * E,), (KE, bn)
+    else:
+        if stride("n", tb) != 1 or not ok(stride("k", tb)) or bn % 64:
+            return None
+        b_dims, b_str, b_box = (ext["n"], ext["k"]), (stride("k", tb) * E,), (64, KE)
+    a_dims, a_str, a_box = (ext["k"], ext["m"]), (stride("m", ta) * E,), (KE, bm)
+    if batch:
+        if not (ok(stride("b", ta)) and ok(stride("b", tb))):
+            return None
+        a_dims, a_str, a_box = a_dims + (ext["b"],), a_str + (stride("b", ta) * E,), a_box + (1,)
+        b_dims, b_str, b_box = b_dims + (ext["b"],), b_str + (stride("b", tb) * E,), b_box + (1,)
+    dt = _TMAP_DTYPE[op]
+    return (Tmap(ta, dt, a_dims, a_str, a_box), Tmap(tb, dt, b_dims, b_str, b_box))
+
+
 def _mma_struct(op: str, bn: int, b_kmaj: bool) -> str:
     suffix, acc, e, k, transposable = _PTX[op]
     n_acc = bn // 2
@@ -147,11 +198,15 @@ def _mma_struct(op: str, bn: int, b_kmaj: bool) -> str:
         tail = f"p, 1, 1, 0, {0 if b_kmaj else 1}"
     else:
         tail = "p, 1, 1"
+    # (atom along n, atom along k) byte strides: the loaders' stage has atoms along n first,
+    # the TMA stage (BN/64 boxes of 64 k-rows) along k first
     lbo, sbo = (1024, 1024 * (bn // 64))
+    lbo_t, sbo_t = (128 // e * 128, 1024)
     if MN_OFFSETS["lbo"] == "atom_k":
-        lbo, sbo = sbo, lbo
+        lbo, sbo, lbo_t, sbo_t = sbo, lbo, sbo_t, lbo_t
     return (f"struct EincWgmmaOp {{\n"
-            f"  static constexpr int E = {e}, NACC = {n_acc}, LBO_MN = {lbo}, SBO_MN = {sbo};\n"
+            f"  static constexpr int E = {e}, NACC = {n_acc}, LBO_MN = {lbo}, SBO_MN = {sbo}, LBO_MN_T = {lbo_t}, "
+            f"SBO_MN_T = {sbo_t};\n"
             f"  using Acc = {acc};\n"
             f"  static __device__ __forceinline__ void run({acc}* d, unsigned long long a, unsigned long long b) {{\n"
             f"    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{n_acc + 2}, 0;\\n"
@@ -178,15 +233,19 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     b = lambda x: "true" if x else "false"
     flags = (lay.tabled["b"], lay.tabled["m"], lay.tabled["n"], lay.tabled["k"], b_kmaj)
     struct = _mma_struct(op, BN, b_kmaj)
+    tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
+    rank = len(tmaps[0].dims) if tmaps else 0
+    tma_opt = int(os.environ.get("EINC_WGMMA_TMA_OPT", "0")) if rank else 0  # kernels/wgmma.cuh TMA_OPT
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), struct)
+           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt)
     name = _name("wgmma", key, dtypes)
     tcfg = f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}>" if ws else f"EincWgmmaTile<{BM}, {BN}, {S}>"
-    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan])
+    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + ([str(rank), str(tma_opt)] if rank else []))
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
+    tm_param, tm_arg = (", const __grid_constant__ EincTmaps tm", ", &tm") if rank else ("", "")
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
-            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
-            f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta{tm_param}) {{\n"
+            f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta{tm_arg});\n}}\n")
     g = lay.gdesc
     family = (f"wgmma (Hopper warpgroup tensor cores, m64n{BN}k{_PTX[op][3]}{_PTX[op][0]}); "
               f"{BM}x{BN} tiles, {BM // 64} warpgroups"
@@ -194,7 +253,8 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
                  + (f", setmaxnreg {ws[0]}/{ws[1]}" if ws[0] else "") + ")" if ws else "")
               + f", {S}-stage ring of 128-byte K slices in "
               f"128-byte-swizzled shared memory; groups batch={g('b')} M={g('m')} N={g('n')} "
-              f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, 16-byte cp.async"
+              f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, "
+              + (f"TMA boxes (cp.async.bulk.tensor.{rank}d, one producer thread)" if rank else "16-byte cp.async")
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
     launch = [f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
               f"(grid-stride, capped at 2^31-1); {smem} bytes of dynamic shared memory; sm_90a",
@@ -203,4 +263,5 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "wgmma.cuh"], spec)
     fallback = emit_mma(plan, step, dtypes, compute, op)
     return CudaStepKernel(name, source, key, (max(1, min(tiles, MAX_GRID)), 1, 1), (nthreads, 1, 1), smem,
-                          lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a")
+                          lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a",
+                          tmaps=tmaps)

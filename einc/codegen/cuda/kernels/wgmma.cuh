@@ -111,6 +111,42 @@ template <int R> __device__ __forceinline__ void einc_setmaxnreg_inc() {
   if constexpr (R > 0) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
 }
 
+// TMA (cp.async.bulk.tensor): the host encodes one tensor map per operand (the runtime,
+// runtime/cuda.py encode_tmap, with the call's pointer) and passes both by value as a
+// __grid_constant__ parameter; one producer thread copies a whole box per operand per
+// slice into the stage, swizzled by the copy engine exactly as einc_sw128 lays pieces
+// out (128-byte rows, 16-byte piece c of row r at c ^ (r % 8), 1024-byte aligned bases),
+// zero-filling what lies outside the tensor (ragged M, N and K need no predicates). The
+// copies complete_tx on full[s], which the producer armed with the stage's byte count
+// (out-of-range boxes count whole).
+struct alignas(64) EincTmap {
+  unsigned long long w[16];
+};
+struct EincTmaps {
+  EincTmap a, b;
+};
+__device__ __forceinline__ void einc_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// One box of ``map`` at element coordinates (c0 innermost, c1, c2) into shared dst.
+template <int RANK>
+__device__ __forceinline__ void einc_tma_load(unsigned dst, const EincTmap* map, int c0, int c1, int c2,
+                                              unsigned bar) {
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  if constexpr (RANK == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+            dst),
+        "l"(m), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+        "[%5];\n" ::"r"(dst),
+        "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+
 // The tile's smem byte offset of 16-byte piece (row r, piece c) in a K-major SW128 tile.
 __device__ __forceinline__ int einc_sw128(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
 // The byte offset of 16-byte piece nc of k-row k in an N-major B stage: atom (k / 8, nc / 8)
@@ -301,7 +337,9 @@ template <class Cfg, int E, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ> str
 };
 
 // One slice's BK/32 wgmma of warpgroup wg on the stage at shared address st.
-template <class Cfg, class Mma, bool B_KMAJ>
+// TMA: an N-major B stage holds BN/64 column strips of 64 k-rows (one box each), so its
+// atoms run along k first (Mma::LBO_MN_T / SBO_MN_T) and a k16 step is two atoms, 2048 bytes.
+template <class Cfg, class Mma, bool B_KMAJ, bool TMA = false>
 __device__ __forceinline__ void einc_wgmma_slice(typename Mma::Acc* d, unsigned st, int wg) {
   constexpr int BN = Cfg::BN;
   const unsigned sa = st + wg * 64 * 128, sb = st + Cfg::A_BYTES;
@@ -310,6 +348,7 @@ __device__ __forceinline__ void einc_wgmma_slice(typename Mma::Acc* d, unsigned 
   for (int ks = 0; ks < 4; ++ks) {  // 4 x 32 bytes of k
     const unsigned long long da = einc_gmma_desc(sa + ks * 32, 16, 1024);
     const unsigned long long db = B_KMAJ ? einc_gmma_desc(sb + ks * 32, 16, 1024)
+                                  : TMA  ? einc_gmma_desc(sb + ks * 2048, Mma::LBO_MN_T, Mma::SBO_MN_T)
                                          : einc_gmma_desc(sb + ks * 2 * (BN / 64) * 1024, Mma::LBO_MN,
                                                           Mma::SBO_MN);
     Mma::run(d, da, db);
@@ -454,11 +493,21 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
   }
 }
 
+// TMA_RANK 0: the producer warpgroup copies 16-byte pieces (EincWgmmaLeanLoader); 2 or 3:
+// its first thread copies boxes through the tensor maps ``tm`` (rank 3: a batch dimension),
+// the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
-          class TC, class TA>
+          class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
-                                                   const void* __restrict__ b_ptr, const EincGettMeta& p) {
+                                                   const void* __restrict__ b_ptr, const EincGettMeta& p,
+                                                   const EincTmaps* tm = nullptr) {
   constexpr int NTC = Cfg::NTC, S = Cfg::S, E = Mma::E, KE = 128 / E;
+  constexpr bool TMA = TMA_RANK > 0;
+  // TMA_OPT (A/B measurements): bit 0 keeps the consumers' proxy fence after each full wait
+  // (TMA writes through the async proxy, as wgmma reads: not needed); bit 1 prefetches the
+  // tensor maps at the start
+  constexpr bool CONSUMER_FENCE = !TMA || (TMA_OPT & 1);
+  static_assert(!TMA || !(TAB_B || TAB_M || TAB_N || TAB_K), "tensor maps take strided groups only");
   static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
   static_assert(S >= 2, "one stage computing, one loading");
   using Acc = typename Mma::Acc;
@@ -480,9 +529,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) {
-      einc_mbar_init(full0 + 8 * s, 128);        // every producer thread's copies
-      einc_mbar_init(empty0 + 8 * s, NTC / 32);  // one arrival per consumer warp
+      einc_mbar_init(full0 + 8 * s, TMA ? 1 : 128);  // every producer thread's copies (TMA: one arming)
+      einc_mbar_init(empty0 + 8 * s, NTC / 32);      // one arrival per consumer warp
     }
+    if constexpr (TMA) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();  // the barriers are initialised before anyone waits on them
 
@@ -492,18 +542,46 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       long long bi, m0, n0;
       einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
-      const Loader ld(tid - NTC,
-                      static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,
-                      static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, m0, n0, p);
-      for (int kt = 0; kt < nk; ++kt, ++it) {
-        const unsigned stage = it % S, round = it / S;
-        einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);  // the consumers released round-1
-        ld.issue(kt, smem0 + stage * Cfg::STAGE, p);
-        einc_cp_mbar_arrive(full0 + 8 * stage);
+      if constexpr (TMA) {
+        if (tid == NTC) {
+          if ((TMA_OPT & 2) && tile == blockIdx.x) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tm->a)) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tm->b)) : "memory");
+          }
+          const int m = static_cast<int>(m0), n = static_cast<int>(n0), b = static_cast<int>(bi);
+          for (int kt = 0; kt < nk; ++kt, ++it) {
+            const unsigned stage = it % S, round = it / S, st = smem0 + stage * Cfg::STAGE;
+            const unsigned full = full0 + 8 * stage;
+            const int k = kt * KE;
+            einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);
+            einc_mbar_expect_tx(full, Cfg::STAGE);
+            einc_tma_load<TMA_RANK>(st, &tm->a, k, m, b, full);
+            if constexpr (B_KMAJ) {
+              einc_tma_load<TMA_RANK>(st + Cfg::A_BYTES, &tm->b, k, n, b, full);
+            } else {
+#pragma unroll
+              for (int j = 0; j < Cfg::BN / 64; ++j)  // 64-column strips of KE k-rows
+                einc_tma_load<TMA_RANK>(st + Cfg::A_BYTES + j * KE * 128, &tm->b, n + 64 * j, k, b, full);
+            }
+          }
+        } else {
+          it += nk;
+        }
+      } else {
+        const Loader ld(tid - NTC,
+                        static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,
+                        static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, m0, n0,
+                        p);
+        for (int kt = 0; kt < nk; ++kt, ++it) {
+          const unsigned stage = it % S, round = it / S;
+          einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);  // the consumers released round-1
+          ld.issue(kt, smem0 + stage * Cfg::STAGE, p);
+          einc_cp_mbar_arrive(full0 + 8 * stage);
+        }
+        // The consumers' full waits already saw every copy land; waiting here too lets the
+        // block barrier order them before the epilogue's staging for racecheck as well.
+        asm volatile("cp.async.wait_all;\n" ::: "memory");  // (the copies were never committed as groups)
       }
-      // The consumers' full waits already saw every copy land; waiting here too lets the
-      // block barrier order them before the epilogue's staging for racecheck as well.
-      asm volatile("cp.async.wait_all;\n" ::: "memory");  // (the copies were never committed as groups)
       einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
       einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
     }
@@ -519,8 +597,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       for (int kt = 0; kt < nk; ++kt, ++it) {
         const unsigned stage = it % S, round = it / S;
         einc_mbar_wait(full0 + 8 * stage, round & 1);
-        einc_fence_async_smem();
-        einc_wgmma_slice<Cfg, Mma, B_KMAJ>(d, smem0 + stage * Cfg::STAGE, wg);
+        if constexpr (CONSUMER_FENCE) einc_fence_async_smem();
+        einc_wgmma_slice<Cfg, Mma, B_KMAJ, TMA>(d, smem0 + stage * Cfg::STAGE, wg);
         einc_wgmma_wait<1>();  // wgmma(slice it-1) has retired: its stage is free
         if (kt > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
       }
@@ -528,6 +606,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
       einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
       einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
+      // TMA writes through the async proxy: order the epilogue's generic accesses first
+      if constexpr (TMA) einc_fence_async_smem();
       einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
     }
   }
