@@ -192,6 +192,10 @@ COPY_MIN_INTENSITY = 500  # GEMM FLOPs per byte a GEMM-order copy moves, below w
 
 
 TC_COPY_MIN_INTENSITY = 16  # GEMM FLOPs per copied byte above which a tensor-core copy pays
+# ... and above which an operand read through offset tables is copied into GEMM order too
+# (TCCG bf16 ccsd ijkl cases, ~1800-2600 FLOP/B: the tabled tensor-core kernels ran at 330-450
+# TFLOP/s, the untabled ones at ~700 with TMA; a copy moves ~3 TB/s)
+TC_TABLE_COPY_MIN_INTENSITY = 500
 
 
 def tensor_core_copies(step: Step, ops, precision: str):
@@ -213,7 +217,7 @@ def tensor_core_copies(step: Step, ops, precision: str):
     lay, a_ok, b_ok, _ = operand_fit(step, op)
     fits = {lay.ta: a_ok, lay.tb: b_ok}  # step tensor index (1, 2) -> fits
     if all(fits.values()):
-        return [None, None]
+        return table_copies(step, ops, dtypes, [None, None])
     c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
     by = lambda labels, strides: sorted(labels, key=lambda l: -abs(strides.get(l, 0)))
     strides = [dict(zip(o[1].labels, o[1].strides)) for o in ops]
@@ -232,6 +236,39 @@ def tensor_core_copies(step: Step, ops, precision: str):
         moved += 2 * ops[j][1].size * dtypes[j + 1].itemsize
     if step.flops < TC_COPY_MIN_INTENSITY * moved:
         return [None, None]
+    return table_copies(step, ops, dtypes, out, k_order)
+
+
+def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
+    """``copies`` ([labels for op 0 or None, for op 1 or None], those the 16-byte loads need)
+    and, for a heavy GEMM, the operands that would still reach some mode group through
+    offset tables (a group not one contiguous block): copied into [batch, rows, k] too, so
+    that every group is one strided mode -- the warp-specialised tiles and their TMA
+    producer take only those (a tabled M keeps the all-loader tiles). K keeps ``k_order``,
+    or the order of an operand already contiguous in it. No extra copy where C's groups
+    are tabled too (ccsd lnim,kmjn->lkji bf16, same run: copying A as well measured 2.63-2.68
+    ms against 2.40-2.49 with B's copy alone) or below TC_TABLE_COPY_MIN_INTENSITY GEMM
+    FLOPs per byte of all the copies."""
+    none = list(copies)
+    kinds = {m.label: m.kind for m in step.modes}
+    c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
+    by = lambda labels, strides: sorted(labels, key=lambda l: -abs(strides.get(l, 0)))
+    batch = by([m.label for m in step.modes if m.kind == "batch"], c_stride)
+    rows = [by([l for l in o[1].labels if kinds.get(l) in ("m", "n")], c_stride) for o in ops]
+    lc = Layout(tuple(m.label for m in step.modes), tuple(m.extent for m in step.modes), step.strides[0])
+    if not all(_affine(g, lc) for g in (batch, *rows) if len(g) > 1):
+        return none
+    ks = [by([l for l in o[1].labels if kinds.get(l) == "k"], dict(zip(o[1].labels, o[1].strides))) for o in ops]
+    fine = lambda j, k_order: all(_affine(g, ops[j][1]) for g in (batch, rows[j], k_order) if len(g) > 1)
+    # K in an order one operand already has it contiguous in, if any (then only the other moves)
+    if k_order is None:
+        k_order = next((ks[j] for j in (0, 1) if fine(j, ks[j])), ks[0])
+    out = [c if c is not None or fine(j, k_order) else batch + rows[j] + k_order for j, c in enumerate(copies)]
+    if out == none:
+        return none
+    moved = sum(2 * ops[j][1].size * dtypes[j + 1].itemsize for j in (0, 1) if out[j] is not None)
+    if step.flops < TC_TABLE_COPY_MIN_INTENSITY * moved:
+        return none
     return out
 
 

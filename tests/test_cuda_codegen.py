@@ -528,6 +528,8 @@ EMULATED = [
     ("ij->ji", [(40, 70)], "float32", "reduce", None),                  # transpose: ragged tiles
     ("abcd->dbca", [(3, 20, 2, 17)], "float16", "reduce", None),        # transpose, batch modes
     ("ijk->kji", [(33, 2, 18)], "complex64", "reduce", None),           # transpose, complex
+    ("abc->acb", [(3, 130, 70)], "float32", "reduce", None),            # 64x64 tiles: ragged, batch
+    ("ij->ji", [(70, 40)], "complex128", "reduce", None),               # 16-byte type: 32x32 tiles
     ("abcdefghij->jihgfedcba", [(2,) * 10], "float32", "reduce", None),  # permute: mode-set tile
     ("abcdefghijkl->lkjihgfedcba", [(3,) + (2,) * 10 + (5,)], "complex64", "reduce", None),  # + outer
     ("abcdefgh->hgfeabcd", [(2,) * 8], "float64", "reduce", None),      # permute: sets overlap
@@ -625,10 +627,10 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
 @pytest.mark.parametrize("subs,sizes,tile", [
     ("ij,jk->ik", dict(i=8192, j=8192, k=8192), "wgmma128x256ws"),             # strided, long K
     ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma256x128ws"),  # tabled N, K
-    ("njmi,mknl->lkji", dict(i=96, j=84, k=84, l=96, m=84, n=84), "wgmma256x128ws"),  # tabled N: tie
+    ("njmi,mknl->lkji", dict(i=96, j=84, k=84, l=96, m=84, n=84), "wgmma128x256ws"),  # both copied: untabled
     ("lki,jl->kji", dict(i=384, j=376, k=376, l=384), "wgmma128x256ws"),  # kernel M = 376 (swapped)
     ("ki,jk->ji", dict(i=7248, j=7240, k=7248), "wgmma128x256ws"),          # untabled tie
-    ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128"),  # tabled M
+    ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128ws"),  # both copied: pads less
     ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma128x128s3"),    # K = 96
     ("bq,srqa->srba", dict(a=96, b=84, q=96, r=84, s=84), "wgmma128x128s3"),    # K = 96, tabled
     ("amji,cbkm->kjicba", dict(a=24, b=20, c=20, i=24, j=20, k=20, m=24), "wgmma128x128s3"),  # K = 24

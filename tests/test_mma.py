@@ -208,7 +208,7 @@ WS_CASES = [
     ("ij,jk->ik", [(130, 1000), (1000, 72)], "float16", None, True),   # N = 72 < one strip
     ("ik,jk->ij", [(520, 24), (264, 24)], "float16", None, True),      # K = 24: one zero-filled box
     ("bij,bjk->bik", [(3, 300, 40), (3, 40, 136)], "float16", None, True),  # rank-3 maps
-    ("abk,kcd->acbd", [(16, 17, 128), (128, 8, 16)], "float16", None, False),
+    ("abk,kcd->acbd", [(16, 17, 128), (128, 8, 16)], "float16", None, True),  # M, N tabled in C only
     ("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None, False),
     ("akl,lkc->ac", [(130, 24, 16), (16, 24, 72)], "float16", None, False),
     ("ik,jk->ij", [(300, 96), (200, 96)], "int8", None, True),
@@ -264,6 +264,7 @@ def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma
     if tma and not tma_fits:
         pytest.skip("the TMA producer does not take this layout (the cp.async run covers it)")
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
+    monkeypatch.setattr(emit_wgmma, "loader_tile", lambda step: tile)  # (a tabled M without TMA)
     monkeypatch.setattr(emit_wgmma, "TMA", tma)
     if max_grid:
         monkeypatch.setattr(emit_wgmma, "MAX_GRID", max_grid)

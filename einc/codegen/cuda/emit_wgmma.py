@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ...ir import Plan, Step
 from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _name,
                    _types, gett_layout)
@@ -71,7 +73,10 @@ def choose_tile(step: Step) -> str:
     ext = {"batch": lay.ext["b"], "m": lay.ext["m"], "n": lay.ext["n"]}
     tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
     area = lambda bm, bn: _cdiv(ext["m"], bm) * bm * _cdiv(ext["n"], bn) * bn  # padded output
-    ws_fits = not lay.tabled["m"] and lay.ext["k"] >= 256
+    # a tabled M costs the cp.async producer a lookup per row and slice (njmi,kmln below);
+    # TMA boxes need M one strided mode of A only (C's rows have their offsets in the epilogue)
+    m_ok = not lay.tabled["m"] or (TMA and _collapsed(lay.G["m"], lay.ta) is not None)
+    ws_fits = m_ok and lay.ext["k"] >= 256
     if step.compute.kind == "f" and ws_fits:
         # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
         # warp-specialised 128x256 0.88-0.96x cuBLAS, 256x128 0.79-0.87x, the all-loader
@@ -90,6 +95,13 @@ def choose_tile(step: Step) -> str:
         if fits:
             return min(fits)[2]
         return "wgmma128x128"
+    return loader_tile(step)
+
+
+def loader_tile(step: Step) -> str:
+    """The all-loader tile for ``step`` (choose_tile's choice where no warp-specialised one fits)."""
+    lay = gett_layout(step, 128, 128, metadata=False)
+    tiles = lambda bm, bn: lay.ext["b"] * _cdiv(lay.ext["m"], bm) * _cdiv(lay.ext["n"], bn)
     if step.compute.kind == "f" and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * SM_COUNT:
         # one or two slices per tile: two blocks per SM overlap one's epilogue with the
         # other's loads (bf16, same run: ao2mo bq,srqa->srba 42.4 -> 66.5 TFLOP/s, ccsd_t
@@ -140,6 +152,20 @@ def layout_ok(step: Step, op: str) -> tuple | None:
     return (lay, b_kmaj) if a_ok and b_ok else None
 
 
+def _collapsed(modes, t: int):
+    """(extent, stride) of a group's modes (outermost first) seen as one mode of tensor t,
+    or None when they are not one contiguous block of it (C's rows may still be tabled).
+
+    >>> _collapsed([(84, (9216, 96, 0)), (96, (1, 1, 0))], 1), _collapsed([(84, (9216, 96, 0)), (96, (1, 1, 0))], 0)
+    ((8064, 1), None)
+    """
+    if not modes:
+        return None
+    if any(s1[t] != s2[t] * e2 for (_, s1), (e2, s2) in zip(modes, modes[1:])):
+        return None
+    return int(np.prod([e for e, _ in modes], dtype=np.int64)), modes[-1][1][t]
+
+
 def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
     """The (A, B) tensor maps (emit.Tmap) of a warp-specialised tile, or None where TMA
     cannot take the layout: every group must be one strided mode (no offset tables), K
@@ -158,12 +184,13 @@ def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
     E = _PTX[op][2]
     KE = 128 // E
     G, ext = lay.G, lay.ext
-    if any(lay.tabled.values()) or not (G["m"] and G["n"] and G["k"]):
+    if not (G["m"] and G["n"] and G["k"]) or max(ext.values()) >= 2 ** 31:
         return None
-    if max(ext.values()) >= 2 ** 31:
-        return None
-    stride = lambda g, t: G[g][0][1][t] if G[g] else 0
     ta, tb = lay.ta, lay.tb
+    one = {(g, t): _collapsed(G[g], t) for g, t in (("m", ta), ("k", ta), ("n", tb), ("k", tb), ("b", ta), ("b", tb))}
+    if any(v is None for (g, _), v in one.items() if g != "b" or G["b"]):
+        return None  # a group that is not one strided mode of the operand reading it
+    stride = lambda g, t: one[g, t][1] if G[g] else 0
     batch = ext["b"] > 1
     ok = lambda s: 0 < s * E < 2 ** 40 and (s * E) % 16 == 0
     if stride("k", ta) != 1 or not ok(stride("m", ta)):
@@ -224,6 +251,10 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     _, b_kmaj = fit
     cfg = tile or choose_tile(step)
     BM, BN, S, ws = WGMMA_TILES[cfg]
+    if ws and tile is None and gett_layout(step, BM, BN, metadata=False).tabled["m"] and not (
+            TMA and tma_maps(gett_layout(step, BM, BN, metadata=False), op, b_kmaj, BM, BN)):
+        cfg = loader_tile(step)  # the tabled M was only for TMA, which this layout can't take
+        BM, BN, S, ws = WGMMA_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     nthreads = threads(cfg)
     smem = smem_bytes(cfg)
@@ -236,10 +267,13 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
     rank = len(tmaps[0].dims) if tmaps else 0
     tma_opt = int(os.environ.get("EINC_WGMMA_TMA_OPT", "0")) if rank else 0  # kernels/wgmma.cuh TMA_OPT
+    group_m = int(os.environ.get("EINC_WGMMA_GROUP_M", "8"))  # A/B measurements of the tile order
+    gm = f", {group_m}" if group_m != 8 else ""
+    tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
+            else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt)
+           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m)
     name = _name("wgmma", key, dtypes)
-    tcfg = f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}>" if ws else f"EincWgmmaTile<{BM}, {BN}, {S}>"
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + ([str(rank), str(tma_opt)] if rank else []))
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (", const __grid_constant__ EincTmaps tm", ", &tm") if rank else ("", "")

@@ -2,14 +2,14 @@
 // output have different unit-stride modes -- the permutations that GEMM-order copies and
 // the final reorder of a GEMM result are made of. reduce_cols would walk the output's
 // unit-stride mode and read the input with a large stride (one 32-byte sector per
-// element); here each 32 x 32 tile goes through shared memory, so both sides move whole
+// element); here each T x T tile goes through shared memory, so both sides move whole
 // sectors:
 //
 //   read:  lanes along the input's unit-stride mode  (mode I), 8 rows of mode O at a time
 //   write: lanes along the output's unit-stride mode (mode O), 8 rows of mode I at a time
 //
 // Every other mode is a batch mode decoded from the tile counter (EincPermMeta carries
-// their extents and both strides, R of them at most). Tile[32][33]: the pad puts the
+// their extents and both strides, R of them at most). Tile[T][T+1]: the pad puts the
 // column walk of the write phase on 32 distinct banks. Two barriers per tile: RAW (the
 // tile is written before it is read) and WAR (read before the next tile overwrites it).
 // Blocks of 32 x 8 threads walk tiles grid-stride.
@@ -27,37 +27,60 @@ template <int R> struct EincPermMeta {
   long long s_out[R];
 };
 
-template <int R, class TOut, class TC, class TIn>
+// A tile's origin and batch offsets from the tile counter, in I arithmetic (32-bit when
+// every count fits: 64-bit division is ~20x the instructions, and a tile moves few bytes).
+template <int R, int T, class I>
+__device__ __forceinline__ void einc_perm_tile(I t, const EincPermMeta<R>& p, long long& i0, long long& o0,
+                                               long long& xo, long long& yo) {
+  const I ti = static_cast<I>(p.tiles_i), per_batch = ti * static_cast<I>(p.tiles_o);
+  I b = t / per_batch;
+  const I r = t - b * per_batch, q = r / ti;
+  i0 = static_cast<long long>(r - q * ti) * T;
+  o0 = static_cast<long long>(q) * T;
+  xo = yo = 0;  // last batch mode fastest
+  for (int d = static_cast<int>(p.nb) - 1; d >= 0; --d) {
+    const I e = static_cast<I>(p.ext[d]), bq = b / e, idx = b - bq * e;
+    xo += static_cast<long long>(idx) * p.s_in[d];
+    yo += static_cast<long long>(idx) * p.s_out[d];
+    b = bq;
+  }
+}
+
+// T x T tiles (T = 64 where the compute type is at most 8 bytes: 16 elements per thread, so
+// 16 loads in flight and one tile decode per 16; 32 for 16-byte types, whose 64-wide tile
+// would pass the 48 KB of static shared memory). Each warp row covers T/32 runs of 32.
+template <int R, class TOut, class TC, class TIn, int T = 32>
 __device__ __forceinline__ void einc_transpose(void* __restrict__ out, const void* __restrict__ in,
                                                const EincPermMeta<R>& p) {
-  __shared__ TC tile[32][33];
+  static_assert(T % 32 == 0, "whole warp runs");
+  constexpr int RUNS = T / 32, ROWS = T / 8;
+  __shared__ TC tile[T][T + 1];
   const TIn* __restrict__ X = static_cast<const TIn*>(in);
   TOut* __restrict__ Y = static_cast<TOut*>(out);
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
-  const long long per_batch = p.tiles_i * p.tiles_o;
-  const long long total = per_batch * p.batch;
+  const long long total = p.tiles_i * p.tiles_o * p.batch;
+  const bool narrow = total <= 0xffffffffll;
   for (long long t = blockIdx.x; t < total; t += gridDim.x) {
-    long long b = t / per_batch;
-    const long long r = t - b * per_batch;
-    const long long i0 = (r % p.tiles_i) * 32, o0 = (r / p.tiles_i) * 32;
-    long long xo = 0, yo = 0;  // batch offsets, last batch mode fastest
-    for (int d = static_cast<int>(p.nb) - 1; d >= 0; --d) {
-      const long long q = b / p.ext[d], idx = b - q * p.ext[d];
-      xo += idx * p.s_in[d];
-      yo += idx * p.s_out[d];
-      b = q;
-    }
+    long long i0, o0, xo, yo;
+    if (narrow)
+      einc_perm_tile<R, T, unsigned>(static_cast<unsigned>(t), p, i0, o0, xo, yo);
+    else
+      einc_perm_tile<R, T, long long>(t, p, i0, o0, xo, yo);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const long long i = i0 + tx, o = o0 + ty + 8 * k;
-      if (i < p.n_i && o < p.n_o) tile[ty + 8 * k][tx] = load_as<TC, TC>(X + xo + i + o * p.in_o);
-    }
+    for (int a = 0; a < RUNS; ++a)
+#pragma unroll
+      for (int k = 0; k < ROWS; ++k) {
+        const long long i = i0 + tx + 32 * a, o = o0 + ty + 8 * k;
+        if (i < p.n_i && o < p.n_o) tile[ty + 8 * k][tx + 32 * a] = load_as<TC, TC>(X + xo + i + o * p.in_o);
+      }
     __syncthreads();  // RAW
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const long long o = o0 + tx, i = i0 + ty + 8 * k;
-      if (i < p.n_i && o < p.n_o) store_as<TC>(Y + yo + o + i * p.out_i, tile[tx][ty + 8 * k]);
-    }
+    for (int a = 0; a < RUNS; ++a)
+#pragma unroll
+      for (int k = 0; k < ROWS; ++k) {
+        const long long o = o0 + tx + 32 * a, i = i0 + ty + 8 * k;
+        if (i < p.n_i && o < p.n_o) store_as<TC>(Y + yo + o + i * p.out_i, tile[tx + 32 * a][ty + 8 * k]);
+      }
     __syncthreads();  // WAR
   }
 }

@@ -159,14 +159,15 @@ template <int BN> __device__ __forceinline__ int einc_b_mn_off(int k, int nc) {
 // (BN/2) and `static void run(Acc* d, desc a, desc b)` issuing one wgmma.
 // WS: one extra (producer) warpgroup; REG_P / REG_C: its and the consumers' setmaxnreg
 // targets (0: keep the launch allocation).
-template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0> struct EincWgmmaTile {
+template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0, int GROUP_M_ = 8>
+struct EincWgmmaTile {
   static constexpr int BM = BM_, BN = BN_, S = S_;
   static constexpr bool WS = WS_;
   static constexpr int REG_P = REG_P_, REG_C = REG_C_;
   static constexpr int WG = BM / 64, NTC = WG * 128, NT = NTC + (WS ? 128 : 0);
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
   static constexpr int STAGE_C = BM * (BN + 8) * 4 + BM * 8;  // the epilogue's tile (fp32/int32) and row offsets
-  static constexpr int GROUP_M = 8;
+  static constexpr int GROUP_M = GROUP_M_;  // tile rows walked together (gett.cuh einc_tile_origin)
 };
 
 // One tile's global -> shared copies by NL loader threads (index lt): the rows (or, for an
@@ -507,7 +508,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   // (TMA writes through the async proxy, as wgmma reads: not needed); bit 1 prefetches the
   // tensor maps at the start
   constexpr bool CONSUMER_FENCE = !TMA || (TMA_OPT & 1);
-  static_assert(!TMA || !(TAB_B || TAB_M || TAB_N || TAB_K), "tensor maps take strided groups only");
+  // (with TMA the TAB_ flags only concern C's offsets in the epilogue: the emitter gives maps
+  // only where each group is one strided mode of the operand reading it)
   static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
   static_assert(S >= 2, "one stage computing, one loading");
   using Acc = typename Mma::Acc;
