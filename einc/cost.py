@@ -89,8 +89,10 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
              "wgmma256x128": 1.0, "wgmma128x256": 0.97, "wgmma128x128": 0.92,
              # warp-specialised (session 6, same run as 256x128's 531 fp16 / 521 bf16 / 265 tf32):
-             # 128x256ws 672 / 724 / 376, 256x128ws 604 / 597 / 339
-             "wgmma128x256ws": 1.3, "wgmma256x128ws": 1.14,
+             # 128x256ws 672 / 724 / 376, 256x128ws 604 / 597 / 339; with the TMA producer
+             # (session 10, `einc bench` and scripts/step_breakdown.py): 128x256ws 8192^3 fp16 714,
+             # bf16 749, tf32 340; 256x128ws bf16 7056x8064x8064 (jinm,lknm->lkji) 689-713
+             "wgmma128x256ws": 1.4, "wgmma256x128ws": 1.4,
              "wgmma128x128s3": 0.92,  # short K only (not timed on a long-K GEMM): 128x128's rate
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches

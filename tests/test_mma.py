@@ -249,6 +249,68 @@ def test_tma_producer_takes_the_strided_layouts_and_compiles(monkeypatch, n):
     assert cubin[:4] == b"\x7fELF"
 
 
+def test_a_tabled_m_takes_the_warp_specialised_tile_only_with_tma(monkeypatch):
+    """M (and N) tabled in C only: the TMA producer reads A's rows as one strided mode, so
+    the warp-specialised tile applies; the cp.async producer would look every row up per
+    slice (measured 130 TFLOP/s on bf16 njmi,kmln), so without TMA it keeps the all-loader tile."""
+    from einc.codegen.cuda import emit_wgmma
+    p = einc.api.plan_for("abk,kcd->acbd", [(160, 170, 512), (512, 80, 160)], "bfloat16", backend="cuda")
+    (step,) = p.steps
+    k = emit_step(p, step, "sm_90")
+    assert k.key[2] == "wgmma128x256ws" and len(k.tmaps) == 2
+    monkeypatch.setattr(emit_wgmma, "TMA", False)
+    k = emit_step(p, step, "sm_90")
+    assert k.key[2] == "wgmma256x128" and not k.tmaps
+
+
+# the TCCG ccsd ijkl shapes (bf16): tabled operands of a ~1 TFLOP GEMM
+NJMI = ("njmi,kmln->lkji", [(96, 84, 84, 96), (84, 84, 84, 96)])
+LNIM = ("lnim,kmjn->lkji", [(84, 96, 96, 96), (84, 96, 84, 96)])
+
+
+def test_table_copies_put_heavy_tabled_operands_in_gemm_order():
+    """Both of njmi,kmln's operands reach their groups through tables: both are copied into
+    [rows, k] (K in one order), and the GEMM left takes TMA maps on the warp-specialised tile."""
+    p = einc.api.plan_for(*NJMI, "bfloat16", backend="cuda")
+    assert [s.text for s in p.steps] == ["njmi->jinm", "kmln->lknm", "jinm,lknm->lkji"]
+    k = emit_step(p, p.steps[-1], "sm_90")
+    assert k.key[2].endswith("ws") and len(k.tmaps) == 2
+    assert not any(emit_step(p, p.steps[-1], "sm_90").tables)  # no offset table left
+
+
+def test_table_copies_skip_a_tabled_c_and_light_gemms(monkeypatch):
+    """lnim,kmjn's C is tabled whatever the operands' order (copying A as well measured
+    slower): only the copy the 16-byte loads need. The same structure at a few MFLOP does not
+    pay for copies; nor does an fp32 GEMM (no tensor cores: gpu_contiguous decides there)."""
+    import einc.plan as plan
+    p = einc.api.plan_for(*LNIM, "bfloat16", backend="cuda")
+    assert [s.text for s in p.steps] == ["kmjn->kjnm", "lnim,kjnm->lkji"]
+    monkeypatch.setattr(emit_mma, "MIN_WORK", 0)
+    small = einc.api.plan_for("njmi,kmln->lkji", [(16,) * 4, (16,) * 4], "bfloat16", backend="cuda")
+    assert len(small.steps) == 1  # 64 FLOP per copied byte < TC_TABLE_COPY_MIN_INTENSITY
+    monkeypatch.setattr(plan, "TC_TABLE_COPY_MIN_INTENSITY", 32)
+    small = einc.api.plan_for("njmi,kmln->lkji", [(16,) * 4, (16,) * 4], "bfloat16", backend="cuda")
+    assert [s.text for s in small.steps][-1] == "jinm,lknm->lkji"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("expr,shapes", [NJMI, ("njmi,kmln->lkji", [(24, 20, 20, 24), (20, 20, 20, 24)])])
+def test_table_copies_against_numpy(monkeypatch, expr, shapes):
+    """The copied plan end to end, at TCCG size and (copies forced) small."""
+    torch = pytest.importorskip("torch")
+    import einc.plan as plan
+    monkeypatch.setattr(plan, "TC_TABLE_COPY_MIN_INTENSITY", 1)
+    monkeypatch.setattr(emit_mma, "MIN_WORK", 0)  # tensor cores (hence table_copies) at the small size too
+    einc.api._EXECUTABLES.clear()
+    rng = np.random.default_rng(5)
+    arrays = [_data(rng, s, "float16") for s in shapes]
+    got = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays])
+    p = einc.api.plan_for(expr, shapes, "float16", backend="cuda")
+    assert len(p.steps) == 3
+    k = shapes[0][0] * shapes[0][2]  # n x m terms
+    assert_matches(got.cpu().numpy(), expr, *arrays, terms=k)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws"])
