@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 10, last call: the transpose as G 32x32 tiles per pass -- the GPU tests that run
+# Session 10, last call: the transpose as G 32x32 tiles per pass (measured slower than the 64x64 tiles: reverted) -- the GPU tests that run
 # copies (backend, plan rewrites, hardening), the step breakdown, TCCG-24 bf16 and fp32.
 # (bash scripts/device_session10h.sh)
 set -u

@@ -742,9 +742,19 @@ def test_tensor_maps_follow_the_pointers_direct_and_in_graphs(fake):
         kinds = {k for k, _, _ in cu.log[before:]}
         assert kinds == ({"k"} if call == 0 else {"g"})
         check([x for _, _, entry in cu.log[before:] for x in entry], ext)
-        if call == 1:
-            assert cu.encoded[encoded:]  # the graph's nodes encode their own maps once
+        if call == 1:  # the graph's nodes hold their own maps, from the launcher's encodings
+            assert cu.encoded[encoded:] == []
         if call == 2:  # operand 0 moved: only its map is re-encoded
             assert [a for a, _, _ in cu.encoded[encoded:]] == [ext[0]]
         if call == 3:  # only what the reduce step reads and writes moved: no map changes
             assert cu.encoded[encoded:] == []
+    # pointers seen before (a caching allocator's blocks): the maps come from the launcher's
+    # cache, on direct launches too
+    before, encoded = len(cu.log), len(cu.encoded)
+    import einc.execute_cuda as xc_
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xc_, "_GRAPHS", [False])
+        for ext in (_p(1, 2, 3, 4), _p(8, 2, 3, 4), _p(1, 2, 3, 4)):
+            ex(ext[:-1], ext[-1], s)
+            check([x for _, _, entry in cu.log[-len(ex.launchers):] for x in entry], ext)
+    assert [a for a, _, _ in cu.encoded[encoded:]] == []
