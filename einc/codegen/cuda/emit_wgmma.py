@@ -293,6 +293,11 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     launch = [f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
               f"(grid-stride, capped at 2^31-1); {smem} bytes of dynamic shared memory; sm_90a",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
+    dims = lambda t, w: (("k", "m") if w == "a" else ("k", "n") if b_kmaj else ("n", "k")) + ("batch",) * (len(t.dims) > 2)
+    launch += [f"tensor map {w}: EincTmaps.{w} (by value, after the metadata) = cuTensorMapEncodeTiled over "
+               f"in{t.ptr - 1} as {t.dtype} dims ({', '.join(dims(t, w))}) innermost first, box {t.box}, 128-byte "
+               f"swizzle, zero fill; extents and strides are the call's (runtime/cuda.py encode_tmap, per pointer)"
+               for w, t in zip("ab", tmaps)]
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "wgmma.cuh"], spec)
     fallback = emit_mma(plan, step, dtypes, compute, op)
