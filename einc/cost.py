@@ -99,7 +99,7 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
           "columns": 0.75,  # thread per output, coalesced scalar loads: 70-80% expected
           "strided": 0.35,  # the permutation kernel reads strided: ~1-2 TB/s measured
-          "transpose": 0.7,  # 32x32 shared-memory tiles, both sides coalesced: guess
+          "transpose": 0.27,  # 64x64 tiles: bf16 njmi->jinm, kmln->lknm 1.09-1.14 TB/s (session 10, H200)
           "permute": 0.7,  # tiles of whole modes (>= 32-element runs each side): guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
           "gett": 1.0,
