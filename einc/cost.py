@@ -632,6 +632,20 @@ def seconds_text(s: float) -> str:
     return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def _loads_by_tma(plan, step, tile: str) -> bool:
+    """Whether the warp-specialised wgmma ``tile`` of ``step`` copies its operands by TMA
+    (emit_wgmma.tma_maps fits), as `einc explain` says; from the groups alone, no tables."""
+    from .codegen.cuda import emit_mma, emit_wgmma
+    from .codegen.cuda.emit import gett_layout
+    dtypes = [np.dtype(plan.buffers[step.result].dtype)] + [np.dtype(plan.buffers[o].dtype) for o in step.operands]
+    op = emit_mma.mma_op(step, dtypes, np.dtype(step.compute), getattr(plan, "precision", "highest"))
+    fit = emit_wgmma.layout_ok(step, op) if op is not None else None
+    if fit is None or not emit_wgmma.TMA:
+        return False
+    bm, bn = emit_wgmma.WGMMA_TILES[tile][:2]
+    return emit_wgmma.tma_maps(gett_layout(step, bm, bn, metadata=False), op, fit[1], bm, bn) is not None
+
+
 def explain_lines(plan, profile=None) -> tuple:
     """`einc explain --backend cuda`'s additions: a line per step (kernel choice, predicted
     time and what bounds it) and closing lines (the total, and whether `einc tune` chose)."""
@@ -642,7 +656,8 @@ def explain_lines(plan, profile=None) -> tuple:
     for s, p in zip(plan.steps, preds):
         cuts = [m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED]
         split = int(np.prod(cuts)) if cuts else None
-        how = f"{p.family}" + (f" split={split}" if split else "")
+        tma = p.family.startswith("wgmma") and p.family.endswith("ws") and _loads_by_tma(plan, s, p.family)
+        how = f"{p.family}" + (" (TMA)" if tma else "") + (f" split={split}" if split else "")
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",
                "memory": "memory-bound", "launch": "launch-bound"}[p.bound]
         per_step.append(f"      gpu: kernel={how}   predicted {seconds_text(p.seconds)} ({why})")

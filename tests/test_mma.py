@@ -263,6 +263,17 @@ def test_a_tabled_m_takes_the_warp_specialised_tile_only_with_tma(monkeypatch):
     assert k.key[2] == "wgmma256x128" and not k.tmaps
 
 
+def test_explain_says_which_steps_load_by_tma(monkeypatch):
+    from einc import cost
+    from einc.codegen.cuda import emit_wgmma
+    p = einc.api.plan_for("ij,jk->ik", [(8192, 8192), (8192, 8192)], "bfloat16", backend="cuda")
+    lines, _ = cost.explain_lines(p)
+    assert "kernel=wgmma128x256ws (TMA)" in lines[0]
+    monkeypatch.setattr(emit_wgmma, "TMA", False)
+    lines, _ = cost.explain_lines(p)
+    assert "kernel=wgmma128x256ws " in lines[0] and "TMA" not in lines[0]
+
+
 # the TCCG ccsd ijkl shapes (bf16): tabled operands of a ~1 TFLOP GEMM
 NJMI = ("njmi,kmln->lkji", [(96, 84, 84, 96), (84, 84, 84, 96)])
 LNIM = ("lnim,kmjn->lkji", [(84, 96, 96, 96), (84, 96, 84, 96)])
