@@ -168,9 +168,10 @@ def _collapsed(modes, t: int):
 
 def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
     """The (A, B) tensor maps (emit.Tmap) of a warp-specialised tile, or None where TMA
-    cannot take the layout: every group must be one strided mode (no offset tables), K
-    (and an N-major B's N) unit-stride, the other strides multiples of 16 bytes, extents
-    within the 32-bit box coordinates. A box is one stage's slice: KE k by BM rows (A),
+    cannot take the layout: every group must be one strided mode of the operand reading
+    it (C's may be tabled: the epilogue has its offsets), K (and an N-major B's N)
+    unit-stride, the other strides multiples of 16 bytes, extents within the 32-bit box
+    coordinates. A box is one stage's slice: KE k by BM rows (A),
     KE by BN (K-major B) or 64 columns by KE k-rows (N-major B, BN/64 boxes per slice).
     A batch group becomes a third dimension.
 

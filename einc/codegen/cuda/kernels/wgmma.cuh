@@ -18,7 +18,9 @@
 // Global -> shared: the loader threads copy 16-byte pieces with cp.async (zero-filled out
 // of range), eight consecutive threads per 128-byte row (coalesced). The emitter takes this
 // path only when each operand's fast group is 16-byte contiguous (as mma.cuh's VEC path)
-// and the runtime only with 16-byte aligned operands (else the mma twin runs).
+// and the runtime only with 16-byte aligned operands (else the mma twin runs). The
+// warp-specialised pipeline may instead copy whole boxes by TMA (TMA_RANK > 0, below):
+// same stages, the copy engine swizzling as einc_sw128 does.
 //
 // Two pipelines over the same stages and epilogue:
 //
