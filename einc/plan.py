@@ -247,7 +247,7 @@ def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
     producer take only those (a tabled M keeps the all-loader tiles). K keeps ``k_order``,
     or the order of an operand already contiguous in it. No extra copy where C's groups
     are tabled too (ccsd lnim,kmjn->lkji bf16, same run: copying A as well measured 2.63-2.68
-    ms against 2.40-2.49 with B's copy alone) or below TC_TABLE_COPY_MIN_INTENSITY GEMM
+    ms against 2.32-2.40 with B's copy alone) or below TC_TABLE_COPY_MIN_INTENSITY GEMM
     FLOPs per byte of all the copies."""
     none = list(copies)
     kinds = {m.label: m.kind for m in step.modes}
