@@ -188,6 +188,16 @@ def _affine(labels, lay: Layout) -> bool:
     return all(stride[a] == stride[b] * ext[b] for a, b in zip(live, live[1:]))
 
 
+def _by_stride(labels, strides: dict) -> list:
+    """``labels`` ordered by their strides in ``strides``, largest (outermost) first."""
+    return sorted(labels, key=lambda l: -abs(strides.get(l, 0)))
+
+
+def _c_layout(step: Step) -> Layout:
+    """The step's result (tensor 0) as a Layout over its modes."""
+    return Layout(tuple(m.label for m in step.modes), tuple(m.extent for m in step.modes), step.strides[0])
+
+
 COPY_MIN_INTENSITY = 500  # GEMM FLOPs per byte a GEMM-order copy moves, below which tables win
 
 
@@ -219,7 +229,7 @@ def tensor_core_copies(step: Step, ops, precision: str):
     if all(fits.values()):
         return table_copies(step, ops, dtypes, [None, None])
     c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
-    by = lambda labels, strides: sorted(labels, key=lambda l: -abs(strides.get(l, 0)))
+    by = _by_stride
     strides = [dict(zip(o[1].labels, o[1].strides)) for o in ops]
     kinds = {m.label: m.kind for m in step.modes}
     keep = [j for j in (0, 1) if fits[j + 1]]  # k order: an operand that stays, else op 0's
@@ -252,10 +262,10 @@ def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
     none = list(copies)
     kinds = {m.label: m.kind for m in step.modes}
     c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
-    by = lambda labels, strides: sorted(labels, key=lambda l: -abs(strides.get(l, 0)))
+    by = _by_stride
     batch = by([m.label for m in step.modes if m.kind == "batch"], c_stride)
     rows = [by([l for l in o[1].labels if kinds.get(l) in ("m", "n")], c_stride) for o in ops]
-    lc = Layout(tuple(m.label for m in step.modes), tuple(m.extent for m in step.modes), step.strides[0])
+    lc = _c_layout(step)
     if not all(_affine(g, lc) for g in (batch, *rows) if len(g) > 1):
         return none
     ks = [by([l for l in o[1].labels if kinds.get(l) == "k"], dict(zip(o[1].labels, o[1].strides))) for o in ops]
@@ -284,7 +294,7 @@ def gpu_contiguous(step: Step, ops):
     Returns (ops, [labels for A or None, labels for B or None], C order or None).
     """
     la, lb = ops[0][1], ops[1][1]
-    lc = Layout(tuple(m.label for m in step.modes), tuple(m.extent for m in step.modes), step.strides[0])
+    lc = _c_layout(step)
     group = lambda kind, lay: sorted((m.label for m in step.modes if m.kind == kind and m.label in lay.labels),
                                      key=lambda l: -abs(dict(zip(lay.labels, lay.strides))[l]))
     batch = [m.label for m in step.modes if m.kind == "batch"]

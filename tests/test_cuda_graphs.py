@@ -751,9 +751,8 @@ def test_tensor_maps_follow_the_pointers_direct_and_in_graphs(fake):
     # pointers seen before (a caching allocator's blocks): the maps come from the launcher's
     # cache, on direct launches too
     before, encoded = len(cu.log), len(cu.encoded)
-    import einc.execute_cuda as xc_
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(xc_, "_GRAPHS", [False])
+        mp.setattr(xc, "_GRAPHS", [False])
         for ext in (_p(1, 2, 3, 4), _p(8, 2, 3, 4), _p(1, 2, 3, 4)):
             ex(ext[:-1], ext[-1], s)
             check([x for _, _, entry in cu.log[-len(ex.launchers):] for x in entry], ext)

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from ...ir import Plan, Step
-from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _name,
-                   _types, gett_layout)
+from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _merge,
+                   _name, _types, gett_layout)
 from .emit_mma import _vec_ok, emit_mma
 
 # op -> (PTX type suffix, accumulator C type, element bytes, k per instruction, transposable)
@@ -159,11 +157,8 @@ def _collapsed(modes, t: int):
     >>> _collapsed([(84, (9216, 96, 0)), (96, (1, 1, 0))], 1), _collapsed([(84, (9216, 96, 0)), (96, (1, 1, 0))], 0)
     ((8064, 1), None)
     """
-    if not modes:
-        return None
-    if any(s1[t] != s2[t] * e2 for (_, s1), (e2, s2) in zip(modes, modes[1:])):
-        return None
-    return int(np.prod([e for e, _ in modes], dtype=np.int64)), modes[-1][1][t]
+    merged = _merge([(e, (st[t],)) for e, st in modes])  # emit's contiguity rule, for t alone
+    return (merged[0][0], merged[0][1][0]) if len(merged) == 1 else None
 
 
 def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
@@ -252,10 +247,11 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     _, b_kmaj = fit
     cfg = tile or choose_tile(step)
     BM, BN, S, ws = WGMMA_TILES[cfg]
-    if ws and tile is None and gett_layout(step, BM, BN, metadata=False).tabled["m"] and not (
-            TMA and tma_maps(gett_layout(step, BM, BN, metadata=False), op, b_kmaj, BM, BN)):
-        cfg = loader_tile(step)  # the tabled M was only for TMA, which this layout can't take
-        BM, BN, S, ws = WGMMA_TILES[cfg]
+    if ws and tile is None:
+        groups = gett_layout(step, BM, BN, metadata=False)
+        if groups.tabled["m"] and not (TMA and tma_maps(groups, op, b_kmaj, BM, BN)):
+            cfg = loader_tile(step)  # the tabled M was only for TMA, which this layout can't take
+            BM, BN, S, ws = WGMMA_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     nthreads = threads(cfg)
     smem = smem_bytes(cfg)
