@@ -76,6 +76,8 @@ H200 = DeviceProfile(
         # stall-bound (ncu: issue active 48%, shared-memory latency and barriers). The
         # converting (fp16/bf16) path is a guess at 0.6x fp32.
         ("smallmn/4", 22e12), ("smallmn/8", 10.5e12), ("smallmn/convert", 13e12),
+        # fp32 on the fp64 tensor cores (DMMA peak ~67 TFLOP/s on the H200): guess until measured
+        ("smallmn/dmma", 40e12),
     ))
 PROFILES = {"H200": H200}
 
@@ -460,11 +462,12 @@ def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
     dtypes = [compute] + [np.dtype(d) for d in in_dtypes]
     geo = geometry(step, dtypes, compute)
     lay = geo["lay"]
-    family = ("smallmn/convert" if not geo["async_ok"] and any(d != compute for d in dtypes[1:])
+    family = ("smallmn/dmma" if geo["dm"] else "smallmn/convert"
+              if not geo["async_ok"] and any(d != compute for d in dtypes[1:])
               else f"smallmn/{8 if compute.itemsize > 4 else 4}")
     nb, M, N, K = geo["batch"], geo["M"], geo["N"], geo["K"]
-    te = M * N / (geo["tm"] * geo["rm"] * geo["tn"] * geo["rn"]) if M * N else 1.0
-    te *= geo["kg"] * geo["tm"] * geo["tn"] / geo["nt"]
+    te = M * N / (geo["rp"] * geo["cp"]) if M * N else 1.0
+    te *= 1.0 if geo["dm"] else geo["kg"] * geo["tm"] * geo["tn"] / geo["nt"]  # (idle lanes of the last warp)
     box = geo["tx"] * geo["ty"] * geo["nx"] * geo["ny"]
     te *= (lay.x[0] * (lay.y[0] if lay.y else 1)) / box if box else 1.0
     we = wave_efficiency(nb, profile.sms * geo["per_sm"])
@@ -475,7 +478,7 @@ def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
     memory = sum(b / (profile.bandwidth * ACCESS["smallmn" if f else "smallmn/gather"]) for b, f in zip(sizes, fast))
     memory += nb * M * N * compute.itemsize / profile.bandwidth
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
-                      f"smallmn {geo['rm']}x{geo['rn']} k{geo['bk']}", te, we)
+                      f"smallmn {'dmma ' if geo['dm'] else ''}{geo['rm']}x{geo['rn']} k{geo['bk']}", te, we)
 
 
 def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profile=None) -> bool:

@@ -332,6 +332,15 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int m) {
   emu_warp_barrier[w]->arrive_and_wait();
   return r;
 }
+template <class T> T __shfl_sync(unsigned, T v, int src) {
+  const unsigned w = threadIdx.x / 32, l = threadIdx.x % 32;
+  std::memcpy(emu_shfl[w][l], &v, sizeof(T));
+  emu_warp_barrier[w]->arrive_and_wait();
+  T r;
+  std::memcpy(&r, emu_shfl[w][src & 31], sizeof(T));
+  emu_warp_barrier[w]->arrive_and_wait();
+  return r;
+}
 template <class T> T __ldg(const T* p) { return *p; }
 template <class T> T __ldcg(const T* p) { return *p; }
 template <class T> void __stcg(T* p, T v) { *p = v; }

@@ -40,8 +40,11 @@ def _plan(subs, shapes, dtype):
     return api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
 
 
-def _terms(shapes):
-    return max(1, int(np.prod([max(n, 1) for s in shapes for n in s])))
+def _terms(subs, shapes):
+    """Products summed into each output element: the extents of the summed labels."""
+    ins, out = subs.split("->")
+    ext = {c: n for t, s in zip(ins.split(","), shapes) for c, n in zip(t, s)}
+    return max(1, int(np.prod([ext[c] for c in ext if c not in out])))
 
 
 @needs_emulator
@@ -52,7 +55,7 @@ def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
     p = _plan(subs, shapes, dtype)
     assert smallmn_layout(p.steps[-1], 0) is not None
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(shapes))
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
 @needs_emulator
@@ -67,7 +70,7 @@ def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, wha
     assert "EincSmallTile<" in (src := emit_step(p, p.steps[-1], gett_tile="smallmn").source)
     assert ", 64, 1, " in src.split("einc_smallmn<")[-1]
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(shapes))
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
 @needs_emulator
@@ -88,10 +91,10 @@ def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype):
     cuts = [m for m in gemm.modes if isinstance(m.label, KSlice)]
     assert cuts and all(m.kind == "batch" for m in cuts)
     got = emulate(p, ops, max_grid=3)  # fewer blocks than parts: the kernel grid-strides
-    assert_matches(got, subs, *ops, terms=_terms(shapes))
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
     cpu = np.full(p.out_shape, np.nan, dtype=p.out_dtype)
     Executable(p)(ops, cpu)  # the cut plan is an ordinary plan: the CPU executor agrees
-    assert_matches(cpu, subs, *ops, terms=_terms(shapes))
+    assert_matches(cpu, subs, *ops, terms=_terms(subs, shapes))
 
 
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
@@ -138,23 +141,69 @@ def test_einc_tune_offers_smallmn():
     assert [s.strategy for s in p.steps] == ["gett", "reduce"] and p.steps[0].config == (("tile", "smallmn"),)
 
 
-def test_explain_shows_the_smallmn_kernel():
+def test_explain_shows_the_smallmn_kernel(monkeypatch):
     from einc.cost import explain_lines
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     lines, tail = explain_lines(p)
-    assert "smallmn 6x6" in lines[0] and "split=243" in lines[0]
+    assert "smallmn dmma 3x3" in lines[0] and "split=243" in lines[0]
+    monkeypatch.setattr(emit_smallmn, "DMMA", False)
+    p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
+    assert "smallmn 6x6" in explain_lines(p)[0][0]
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", [c for c in CASES if c[2] == "float32"],
+                         ids=[c[3] for c in CASES if c[2] == "float32"])
+def test_emulated_ffma_tiles_for_fp32(monkeypatch, subs, shapes, dtype, what):
+    """EINC_SMALLMN_DMMA=0: fp32 on the FFMA micro-tiles (GPUs with slow fp64)."""
+    monkeypatch.setattr(emit_smallmn, "DMMA", False)
+    rng = np.random.default_rng(len(subs) * 7 + len(shapes[0]))
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    src = emit_step(p, p.steps[-1], gett_tile="smallmn").source
+    assert "fragments of 8x8" not in src.split("\n\n")[0]
+    got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+
+
+def test_fp32_takes_the_fp64_fragments_and_other_types_do_not():
+    for dtype, dm in [("float32", True), ("float64", False), ("float16", False), ("int32", False)]:
+        p = _plan("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], dtype)
+        head = emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
+        assert ("fragments of 8x8 per warp on the fp64 tensor cores" in head) == dm, dtype
+        assert ("accumulated as double" in head) == (dm or dtype == "float64"), dtype
+    assert emit_smallmn.dmma_tile(72, 72)[:4] == (3, 3, 3, 3)  # 72 = 3 warps x 3 fragments x 8, both ways
+    for m, n in [(1, 1), (70, 75), (128, 128), (9, 128), (128, 3)]:
+        fm, fn, wm, wn, _ = emit_smallmn.dmma_tile(m, n)
+        assert 8 * fm * wm >= m and 8 * fn * wn >= n and fm * fn <= 16 and wm * wn <= 16
+
+
+@needs_emulator
+def test_emulated_fragment_sums_are_fp64():
+    """+-2^24 and ones: fp32 running sums lose the ones; the fragment path's sums are exact."""
+    rng = np.random.default_rng(5)
+    K = 256
+    a = np.ones((3, K), np.float32)
+    big = rng.permutation(K)[:80]
+    a[:, big[:40]], a[:, big[40:]] = 2.0 ** 24, -(2.0 ** 24)
+    b = np.ones((2, K), np.float32)
+    p = _plan("ik,jk->ij", [a.shape, b.shape], "float32")
+    assert "fp64 tensor cores" in emit_step(p, p.steps[-1], gett_tile="smallmn").source
+    got = emulate(p, [a, b], max_grid=1, gett_tile="smallmn")
+    np.testing.assert_array_equal(got, np.full((3, 2), K - 80, np.float32))
 
 
 @needs_emulator
 def test_emulated_octet_thread_order_on_the_72_tile(monkeypatch):
     monkeypatch.setenv("EINC_SMALLMN_OCTETS", "1")
+    monkeypatch.setattr(emit_smallmn, "DMMA", False)  # (an order of FFMA threads)
     subs, shapes = "abcd,dbea->ec", [(4, 2, 72, 8), (8, 2, 72, 4)]
     rng = np.random.default_rng(9)
     ops = [make(rng, s, "float32") for s in shapes]
     p = _plan(subs, shapes, "float32")
-    assert "12, 2, 8, 3, 32, 1, true>" in emit_step(p, p.steps[-1], gett_tile="smallmn").source
+    assert "12, 2, 8, 3, 32, 1, true, false>" in emit_step(p, p.steps[-1], gett_tile="smallmn").source
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(shapes))
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
 def test_micro_tile_covers_72_exactly():
@@ -175,7 +224,7 @@ def test_gpu_smallmn_matches_numpy(monkeypatch, subs, shapes, dtype, what):
     p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
     assert any(("tile", "smallmn") in s.config for s in p.steps)
     got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
-    assert_matches(got, subs, *ops, terms=_terms(shapes))
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
 @pytest.mark.gpu

@@ -243,8 +243,10 @@ def _types(dtypes, compute):
     return _STORAGE[dtypes[0].name][0], tc, ta, [_STORAGE[d.name][0] for d in dtypes[1:]]
 
 
-def _header(step, family_line, dtypes, compute, modes_line, launch_lines) -> str:
+def _header(step, family_line, dtypes, compute, modes_line, launch_lines, acc: str = "") -> str:
+    """The source's opening comment; ``acc`` names the accumulator where it is not the compute's."""
     tout, tc, ta, tin = _types(dtypes, compute)
+    ta = acc or ta
     lines = [
         "// einc generated kernel (one self-contained translation unit: NVRTC or nvcc -c)",
         f"// step:     {step.text or '(unnamed)'}",

@@ -37,6 +37,12 @@ SMEM_PER_SM = 227 * 1024
 # by accumulator size, in order of preference: (32-bit registers the micro-tile's
 # accumulators and fragments may take, threads at most, blocks per SM for __launch_bounds__)
 LIMITS = {4: ((84, 320, 2), (120, 512, 1)), 8: ((168, 384, 1), (232, 256, 1))}
+# fp32 steps multiply on the fp64 tensor cores (mma.sync m8n8k4 .f64): exact products, 53-bit
+# sums, one rounding to fp32 per partial tile. EINC_SMALLMN_DMMA=0 keeps the FFMA tiles (for
+# GPUs whose fp64 runs at a small fraction of fp32: sm_86, sm_89).
+DMMA = os.environ.get("EINC_SMALLMN_DMMA", "1") != "0"
+DMMA_FRAGS = 16  # fragments per warp at most (4 accumulator words each)
+DMMA_WARPS = 16  # warps per block at most
 
 
 @dataclass(frozen=True)
@@ -170,6 +176,36 @@ def _micro_tile(M, N, acc, regs, max_nt, _):
     return None if best is None else best[1]
 
 
+def dmma_tile(M: int, N: int) -> tuple:
+    """(FM, FN, WM, WN, blocks per SM) for the fragment path: FM x FN fragments of 8 x 8 per
+    warp, WM x WN warps. The least padded output, then the fewest fragment loads per product
+    ((FM + FN) / (FM FN)), then enough warps to hide latency."""
+    best = None
+    for fm in range(1, 5):
+        for fn in range(1, 5):
+            if fm * fn > DMMA_FRAGS:
+                continue
+            wm, wn = _cdiv(M, 8 * fm), _cdiv(N, 8 * fn)
+            if wm * wn > DMMA_WARPS:
+                continue
+            pad = 64 * fm * wm * fn * wn / (M * N)
+            score = pad * (1 + 0.5 * (fm + fn) / (fm * fn)) * (1 + 0.5 * max(0, 8 - wm * wn) / 8)
+            if best is None or score < best[0] - 1e-12:
+                best = (score, (fm, fn, wm, wn))
+    fm, fn, wm, wn = best[1]
+    return fm, fn, wm, wn, 2 if 32 * wm * wn * dmma_registers(fm, fn) <= 32768 else 1
+
+
+def dmma_registers(fm: int, fn: int) -> int:
+    """Estimated registers: fp64 accumulators, the fp32 pieces and their fp64 forms, addresses."""
+    return 4 * fm * fn + 6 * (fm + fn) + 32
+
+
+def dmma_applies(dtypes, compute) -> bool:
+    """Whether the fragment path runs the step: fp32 everywhere (async copies, no conversion)."""
+    return DMMA and compute.name == "float32" and _async_ok(dtypes, compute)
+
+
 def _async_ok(dtypes, compute) -> bool:
     return compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
 
@@ -179,12 +215,18 @@ def geometry(step: Step, dtypes, compute) -> dict:
     lay = smallmn_layout(step, 0)
     acc = _ACC_SIZE[_COMPUTE[compute.name][1]]
     nb, M, N, K = lay.sizes
-    rm, rn, tm, tn, kg, minb = micro_tile(max(M, 1), max(N, 1), acc)
-    rp, cp, nt = tm * rm, tn * rn, _cdiv(kg * tm * tn, 32) * 32
+    dm = dmma_applies(dtypes, compute)
+    if dm:
+        rm, rn, tm, tn, minb = dmma_tile(max(M, 1), max(N, 1))
+        kg, rp, cp, nt = 1, 8 * tm * rm, 8 * tn * rn, 32 * tm * tn
+    else:
+        rm, rn, tm, tn, kg, minb = micro_tile(max(M, 1), max(N, 1), acc)
+        rp, cp, nt = tm * rm, tn * rn, _cdiv(kg * tm * tn, 32) * 32
     async_ok = _async_ok(dtypes, compute)
     tables = (rp + cp + 1) // 2 * 16
     budget = (SMEM_PER_SM - 2048 * minb) // minb
-    smem = lambda s, bk: tables + max(s * (rp + cp) * (bk + 16 // acc) * acc, (kg - 1) * rp * cp * acc)
+    pad = 16 if dm else 16 // acc  # (kernels/smallmn.cuh einc_small_pad)
+    smem = lambda s, bk: tables + max(s * (rp + cp) * (bk + pad) * acc, (kg - 1) * rp * cp * acc)
     # the slice: 32 k (measured); 64 k with EINC_SMALLMN_BK=64 where two stages fit (half the
     # barriers and slice set-up, whole 32-byte sectors for both operands at 72^5; unmeasured)
     bk = int(os.environ.get("EINC_SMALLMN_BK", BK))
@@ -198,10 +240,10 @@ def geometry(step: Step, dtypes, compute) -> dict:
     ex, ey = lay.x[0], lay.y[0] if lay.y else 1
     R = _prod(lay.rest)
     nx, ny = _cdiv(ex, tx), _cdiv(ey, ty)
-    regs = (rm * rn + 16 // acc * (rm + rn)) * max(1, acc // 4) + 32  # estimate: tile + addresses
+    regs = dmma_registers(rm, rn) if dm else (rm * rn + 16 // acc * (rm + rn)) * max(1, acc // 4) + 32  # (estimates)
     per_sm = max(minb, min(32, 2048 // nt, SMEM_PER_SM // (smem(stages, bk) + 1024), 65536 // (nt * regs)))
     return dict(lay=lay, rm=rm, rn=rn, tm=tm, tn=tn, kg=kg, tx=tx, ty=ty, nt=nt, stages=stages, smem=smem(stages, bk),
-                bk=bk,
+                bk=bk, dm=dm, rp=rp, cp=cp,
                 minb=minb, R=R, nx=nx, ny=ny, slices=R * nx * ny, async_ok=async_ok, per_sm=per_sm, batch=nb,
                 M=M, N=N, K=K)
 
@@ -322,12 +364,13 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
     off32 = max(span(1), span(2)) < 2 ** 31 - 2 ** 20  # (with slack for a box's padding)
     flags = (async_ok, tab_r, lay.a_ord, lay.b_ord, a_vec, b_vec, stride_a, stride_b, off32)
     w = tn % 8  # EINC_SMALLMN_OCTETS=1 (experiment, unmeasured): B reads free of quarter-warp conflicts
-    octets = (os.environ.get("EINC_SMALLMN_OCTETS") == "1" and w in (1, 2, 4) and tm % (8 // w) == 0
+    dm = geo["dm"]
+    octets = (not dm and os.environ.get("EINC_SMALLMN_OCTETS") == "1" and w in (1, 2, 4) and tm % (8 // w) == 0
               and (tm * tn) % 8 == 0)
-    key = (VERSION, TILE, rm, rn, tm, tn, kg, tx, stages, geo["bk"], qu, octets, geo["minb"], flags,
+    key = (VERSION, TILE, rm, rn, tm, tn, kg, tx, stages, geo["bk"], qu, octets, dm, geo["minb"], flags,
            dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
     name = _name(TILE, key, dtypes)
-    targs = ", ".join([f"EincSmallTile<{rm}, {rn}, {tm}, {tn}, {kg}, {tx}, {stages}, {geo['bk']}, {qu}, {b(octets)}>",
+    targs = ", ".join([f"EincSmallTile<{rm}, {rn}, {tm}, {tn}, {kg}, {tx}, {stages}, {geo['bk']}, {qu}, {b(octets)}, {b(dm)}>",
                        *map(b, (async_ok, tab_r)), str(lay.a_ord), str(lay.b_ord),
                        *map(b, (a_vec, b_vec, stride_a, stride_b, off32)), tout, tcn, tan, sa, sb])
     nt = geo["nt"]
@@ -335,8 +378,11 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
             f"{name}(void* out, const void* in0, const void* in1, const EincSmallMeta meta) {{\n"
             f"  einc_smallmn<{targs}>(out, in0, in1, meta);\n}}\n")
     fast = lambda o, v: ("x-fast" if o == 0 else "y-fast") + (" 16-byte pieces" if v else "")
-    family = (f"smallmn: every block owns the whole {geo['M']}x{geo['N']} output ({tm * rm}x{tn * rn}: {rm}x{rn} "
-              f"per thread, {tm}x{tn} threads x {kg} k-group(s)) of one of {nb} batch index(es); "
+    tile = (f"{geo['rp']}x{geo['cp']}: {rm}x{rn} fragments of 8x8 per warp on the fp64 tensor cores "
+            f"(mma m8n8k4, fp32 products exact in fp64), {tm}x{tn} warps" if dm else
+            f"{geo['rp']}x{geo['cp']}: {rm}x{rn} per thread, {tm}x{tn} threads x {kg} k-group(s)")
+    family = (f"smallmn: every block owns the whole {geo['M']}x{geo['N']} output ({tile}) of one of {nb} "
+              f"batch index(es); "
               f"K box {tx}x{geo['ty']} (x, y) x {geo['R']} rest, {geo['slices']} slices; "
               + (f"{stages}-stage cp.async ring" if async_ok else "register prefetch, 2 stages")
               + f"; A loads {fast(lay.a_ord, a_vec)}, B loads {fast(lay.b_ord, b_vec)}")
@@ -345,7 +391,7 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
                   f"k {' '.join(L['k'])}")
     launch = [f"launch:   1-D grid-stride over {nb} batch index(es), {nt} threads; {geo['smem']} bytes of "
               f"dynamic shared memory", f"metadata: EincSmallMeta, {8 * len(words)} bytes; {len(tables)} offset table(s)"]
-    header = _header(step, family, dtypes, compute, modes_line, launch)
+    header = _header(step, family, dtypes, compute, modes_line, launch, "double" if dm else "")
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "smallmn.cuh"], spec)
     aligned = tuple(i for i, v in ((1, a_vec), (2, b_vec)) if v)
     twin = emit_smallmn(step, dtypes, compute, False, False) if aligned else None

@@ -73,14 +73,46 @@ struct EincSmallMeta {
   const long long* tc_b;
 };
 
-template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ = 32, int QU_ = 1, bool OCT_ = false>
+template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ = 32, int QU_ = 1, bool OCT_ = false,
+          bool DM_ = false>
 struct EincSmallTile {
   static constexpr int RM = RM_, RN = RN_, TM = TM_, TN = TN_, KG = KG_, TX = TX_, S = S_, BK = BK_, QU = QU_;
   static constexpr bool OCT = OCT_;  // octet thread order (see einc_small_place)
-  static constexpr int TY = BK / TX, RP = TM * RM, CP = TN * RN, G = TM * TN, H = BK / 32;
+  // DM: fp32 products on the fp64 tensor cores (see einc_small_dmma): each warp owns RM x RN
+  // fragments of 8 x 8, the group TM x TN warps; else each thread RM x RN, the group TM x TN threads
+  static constexpr bool DM = DM_;
+  static constexpr int TY = BK / TX, RP = (DM ? 8 : 1) * TM * RM, CP = (DM ? 8 : 1) * TN * RN;
+  static constexpr int G = (DM ? 32 : 1) * TM * TN, H = BK / 32;
   static constexpr int NT = (KG * G + 31) / 32 * 32, NW = NT / 32;
   static_assert(TX * TY == BK && BK % 32 == 0 && BK % KG == 0, "a slice is 32 or 64 k, split evenly over groups");
+  static_assert(!DM || KG == 1, "fragment tiles: one k-group");
 };
+
+// Elements of padding after each ring row: one 16-byte piece (rows start 4 banks apart), or
+// 16 elements with DM (fp32: rows 16 banks apart, so a fragment load's two rows of a
+// quarter-warp cover the 32 banks once).
+template <class Cfg, class TA> constexpr int einc_small_pad() {
+  return Cfg::DM ? 16 : 16 / static_cast<int>(sizeof(TA));
+}
+
+// D += A B for one 8x8x4 fragment product in fp64 (mma.sync m8n8k4 .f64, sm_80+): lane l
+// holds a = A[l / 4][l % 4], b = B[l % 4][l / 4] and d = D[l / 4][2 (l % 4) + {0, 1}].
+// Elsewhere (and in the CPU emulator) the same product through shuffles.
+__device__ __forceinline__ void einc_dmma884(double (&d)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+      : "+d"(d[0]), "+d"(d[1]) : "d"(a), "d"(b));
+#else
+  const int l = static_cast<int>(threadIdx.x & 31), r = l >> 2, c = 2 * (l & 3);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const double av = __shfl_sync(0xffffffffu, a, 4 * r + k);
+    const double b0 = __shfl_sync(0xffffffffu, b, 4 * c + k), b1 = __shfl_sync(0xffffffffu, b, 4 * (c + 1) + k);
+    d[0] += av * b0;
+    d[1] += av * b1;
+  }
+#endif
+}
 
 // Thread u of a compute group -> (ty, tx). Plain: u = ty TN + tx. With TN = 12 a quarter-warp
 // (8 threads: one phase of an LDS.128) can hold columns c and c + 8 (tx 8..11 of one row and
@@ -107,7 +139,7 @@ template <class Cfg> __device__ __forceinline__ void einc_small_place(int u, int
 
 // Bytes of shared memory: row-offset tables, then the ring (or the group reduction area).
 template <class Cfg, class TA> constexpr int einc_small_smem() {
-  constexpr int pitch = Cfg::BK + 16 / static_cast<int>(sizeof(TA));
+  constexpr int pitch = Cfg::BK + einc_small_pad<Cfg, TA>();
   constexpr int tables = (Cfg::RP + Cfg::CP + 1) / 2 * 16;
   constexpr int ring = Cfg::S * (Cfg::RP + Cfg::CP) * pitch * static_cast<int>(sizeof(TA));
   constexpr int red = (Cfg::KG - 1) * Cfg::RP * Cfg::CP * static_cast<int>(sizeof(TA));
@@ -126,8 +158,10 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   constexpr int RM = Cfg::RM, RN = Cfg::RN, TM = Cfg::TM, TN = Cfg::TN, KG = Cfg::KG, G = Cfg::G;
   constexpr int TX = Cfg::TX, TY = Cfg::TY, BK = Cfg::BK, RP = Cfg::RP, CP = Cfg::CP;
   constexpr int NT = Cfg::NT, NW = Cfg::NW, S = ASYNC ? Cfg::S : 2;
-  constexpr int QK = 16 / static_cast<int>(sizeof(TA)), PITCH = BK + QK, KQ = BK / KG;
+  constexpr int QK = 16 / static_cast<int>(sizeof(TA)), PITCH = BK + einc_small_pad<Cfg, TA>(), KQ = BK / KG;
+  constexpr bool DM = Cfg::DM;
   static_assert(KQ % QK == 0, "each group multiplies whole 16-byte pieces of k");
+  static_assert(!DM || (sizeof(TA) == 4 && KQ % 16 == 0), "fragments: fp32, 16 k per piece step");
   static_assert(!ASYNC || (sizeof(SA) == sizeof(TA) && sizeof(SB) == sizeof(TA)), "async copies move raw bits");
   static_assert(S >= 2, "at least double buffering");
   constexpr int VA = 16 / static_cast<int>(sizeof(SA)), VB = 16 / static_cast<int>(sizeof(SB));
@@ -201,7 +235,6 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   auto a_row = [&](int row) { return STRIDE_A ? row * p.a_m : s_am[row]; };
   auto b_row = [&](int row) { return STRIDE_B ? row * p.b_n : s_bn[row]; };
 
-  // Copy (ASYNC) one operand's rows of a slice into `dst` ([ROWS][PITCH]).
   // Copy (ASYNC) one operand's rows of a slice into `dst` ([ROWS][PITCH]). Offsets are
   // computed for every row (rows past M or N read the table's zero entries) and only the
   // copy size depends on range: an out-of-range copy moves 0 bytes and reads nothing, so
@@ -306,14 +339,48 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     }
   };
 
-  // Compute threads: group g, rows ty + TM i, columns tx + TN j.
+  // Compute threads: group g, rows ty + TM i, columns tx + TN j. (DM: warp (wm, wn) of the
+  // group owns fragment rows 8 (RM wm + i) + lane / 4, columns 8 (RN wn + j) + 2 (lane % 4) + e.)
   const int g = tid / G, u = tid - g * G;
   int ty, tx;
   einc_small_place<Cfg>(u, ty, tx);
+  const int wm = (u >> 5) / TN, wn = (u >> 5) - wm * TN;
   const bool computes = tid < KG * G;
-  TA acc[RM][RN];
+  TA acc[DM ? 1 : RM][DM ? 1 : RN];
+  double dacc[DM ? RM : 1][DM ? RN : 1][2];
   auto multiply = [&](int stage) {
     if (!computes) return;
+    if constexpr (DM) {
+      // Fragment products, k permuted: lane l reads 16 bytes (k 4 (l % 4) .. + 3) of its A row
+      // and B column per 16 k, and the s-th of them is the fragment's k = l % 4 of product s.
+      // A and B see the same permutation, so each product pairs the same k; the sum over a
+      // 16-k piece is the same sum in another order. Each fp32 converts exactly to fp64, each
+      // product of two is exact there, and the sums carry 53 bits.
+      const int lr = lane >> 2, lk = 4 * (lane & 3);
+      const TA* __restrict__ as = ring + stage * STAGE + (8 * RM * wm + lr) * PITCH + g * KQ + lk;
+      const TA* __restrict__ bs = ring + stage * STAGE + RP * PITCH + (8 * RN * wn + lr) * PITCH + g * KQ + lk;
+#pragma unroll
+      for (int q = 0; q < KQ / 16; ++q) {
+        EincVec<TA, 4> a[RM], b[RN];
+#pragma unroll
+        for (int i = 0; i < RM; ++i) a[i] = *reinterpret_cast<const EincVec<TA, 4>*>(as + 8 * i * PITCH + 16 * q);
+#pragma unroll
+        for (int j = 0; j < RN; ++j) b[j] = *reinterpret_cast<const EincVec<TA, 4>*>(bs + 8 * j * PITCH + 16 * q);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          double ad[RM], bd[RN];
+#pragma unroll
+          for (int i = 0; i < RM; ++i) ad[i] = static_cast<double>(a[i].v[e]);
+#pragma unroll
+          for (int j = 0; j < RN; ++j) bd[j] = static_cast<double>(b[j].v[e]);
+#pragma unroll
+          for (int i = 0; i < RM; ++i)
+#pragma unroll
+            for (int j = 0; j < RN; ++j) einc_dmma884(dacc[i][j], ad[i], bd[j]);
+        }
+      }
+      return;
+    }
     const TA* __restrict__ as = ring + stage * STAGE + ty * PITCH + g * KQ;
     const TA* __restrict__ bs = ring + stage * STAGE + RP * PITCH + tx * PITCH + g * KQ;
     // QU quads at a time (a full unroll hoists every quad's loads: 168 registers, spills at the cap)
@@ -339,10 +406,17 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     const O ab = static_cast<O>(__ldg(p.ta_b + bi)), bb = static_cast<O>(__ldg(p.tb_b + bi));
     cx = cy = 0;
     cr = 0;
+    if constexpr (DM) {
 #pragma unroll
-    for (int i = 0; i < RM; ++i)
+      for (int i = 0; i < RM; ++i)
 #pragma unroll
-      for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
+        for (int j = 0; j < RN; ++j) dacc[i][j][0] = dacc[i][j][1] = 0.0;
+    } else {
+#pragma unroll
+      for (int i = 0; i < RM; ++i)
+#pragma unroll
+        for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
+    }
 
     if constexpr (ASYNC) {
 #pragma unroll
@@ -376,6 +450,25 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     }
     __syncthreads();  // WAR: the ring is free for the group reduction that aliases it
 
+    if constexpr (DM) {  // (one k-group) each sum rounds once, to the output's type
+      TOut* __restrict__ c = C + __ldg(p.tc_b + bi);
+#pragma unroll
+      for (int i = 0; i < RM; ++i) {
+        const int m = 8 * (RM * wm + i) + (lane >> 2);
+        if (m < M) {
+          const long long cm = __ldg(p.tc_m + m);
+#pragma unroll
+          for (int j = 0; j < RN; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int col = 8 * (RN * wn + j) + 2 * (lane & 3) + e;
+              if (col < N) store_as<TC>(c + cm + __ldg(p.tc_n + col), dacc[i][j][e]);
+            }
+        }
+      }
+      __syncthreads();  // WAR: the next batch index's prologue refills the ring read above
+      continue;
+    }
     TA* red = ring;  // [KG-1][RP][CP]
     if (KG > 1 && computes && g > 0) {
 #pragma unroll
