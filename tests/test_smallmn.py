@@ -161,7 +161,7 @@ def test_emulated_ffma_tiles_for_fp32(monkeypatch, subs, shapes, dtype, what):
     ops = [make(rng, s, dtype) for s in shapes]
     p = _plan(subs, shapes, dtype)
     src = emit_step(p, p.steps[-1], gett_tile="smallmn").source
-    assert "fragments of 8x8" not in src.split("\n\n")[0]
+    assert "fragments of 16x8" not in src.split("\n\n")[0]
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
     assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
@@ -170,12 +170,12 @@ def test_fp32_takes_the_fp64_fragments_and_other_types_do_not():
     for dtype, dm in [("float32", True), ("float64", False), ("float16", False), ("int32", False)]:
         p = _plan("abcd,dbea->ec", [(5, 3, 7, 9), (9, 3, 6, 5)], dtype)
         head = emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
-        assert ("fragments of 8x8 per warp on the fp64 tensor cores" in head) == dm, dtype
+        assert ("fragments of 16x8 per warp on the fp64 tensor cores" in head) == dm, dtype
         assert ("accumulated as double" in head) == (dm or dtype == "float64"), dtype
-    assert emit_smallmn.dmma_tile(72, 72)[:4] == (3, 3, 3, 3)  # 72 = 3 warps x 3 fragments x 8, both ways
+    assert emit_smallmn.dmma_tile(72, 72)[:5] == (1, 9, 5, 1, 2)  # 80 x 72: 5 warps of 16 x 72, two k-groups
     for m, n in [(1, 1), (70, 75), (128, 128), (9, 128), (128, 3)]:
-        fm, fn, wm, wn, _ = emit_smallmn.dmma_tile(m, n)
-        assert 8 * fm * wm >= m and 8 * fn * wn >= n and fm * fn <= 16 and wm * wn <= 16
+        fm, fn, wm, wn, kg, _ = emit_smallmn.dmma_tile(m, n)
+        assert 16 * fm * wm >= m and 8 * fn * wn >= n and fm * fn <= 12 and wm * wn <= 16 and kg in (1, 2)
 
 
 @needs_emulator

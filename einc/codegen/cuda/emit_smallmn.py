@@ -37,12 +37,12 @@ SMEM_PER_SM = 227 * 1024
 # by accumulator size, in order of preference: (32-bit registers the micro-tile's
 # accumulators and fragments may take, threads at most, blocks per SM for __launch_bounds__)
 LIMITS = {4: ((84, 320, 2), (120, 512, 1)), 8: ((168, 384, 1), (232, 256, 1))}
-# fp32 steps multiply on the fp64 tensor cores (mma.sync m8n8k4 .f64): exact products, 53-bit
-# sums, one rounding to fp32 per partial tile. EINC_SMALLMN_DMMA=0 keeps the FFMA tiles (for
-# GPUs whose fp64 runs at a small fraction of fp32: sm_86, sm_89).
+# fp32 steps multiply on the fp64 tensor cores (mma.sync m16n8k16 .f64, sm_90): exact products,
+# 53-bit sums, one rounding to fp32 per partial tile. EINC_SMALLMN_DMMA=0 keeps the FFMA tiles
+# (other GPUs: before sm_90 the kernel falls back to shuffles).
 DMMA = os.environ.get("EINC_SMALLMN_DMMA", "1") != "0"
-DMMA_FRAGS = 16  # fragments per warp at most (4 accumulator words each)
-DMMA_WARPS = 16  # warps per block at most
+DMMA_FRAGS = 12  # 16x8 fragments per warp at most (8 accumulator words each)
+DMMA_WARPS = 16  # warps per k-group at most
 
 
 @dataclass(frozen=True)
@@ -176,29 +176,40 @@ def _micro_tile(M, N, acc, regs, max_nt, _):
     return None if best is None else best[1]
 
 
-def dmma_tile(M: int, N: int) -> tuple:
-    """(FM, FN, WM, WN, blocks per SM) for the fragment path: FM x FN fragments of 8 x 8 per
-    warp, WM x WN warps. The least padded output, then the fewest fragment loads per product
-    ((FM + FN) / (FM FN)), then enough warps to hide latency."""
+def dmma_tile(M: int, N: int):
+    """(FM, FN, WM, WN, KG, blocks per SM) for the fragment path, or None where no tile fits
+    the registers: FM x FN fragments of 16 x 8 per warp, WM x WN warps per k-group, KG
+    k-groups (2: each takes one 16-k half of a slice). The least padded output, weighted by
+    the fp32 -> fp64 conversions per product ((8 FM + 4 FN) per FM FN products; a warp's
+    conversion costs about an eighth of a product), then enough warps to hide latency.
+    EINC_SMALLMN_DTILE=FM,FN and EINC_SMALLMN_KG (experiments) force the choice."""
+    force = os.environ.get("EINC_SMALLMN_DTILE")
+    forced = tuple(int(v) for v in force.split(",")) if force else None
     best = None
-    for fm in range(1, 5):
-        for fn in range(1, 5):
-            if fm * fn > DMMA_FRAGS:
+    for fm in range(1, 7):
+        for fn in range(1, 13):
+            if fm * fn > DMMA_FRAGS or (forced and (fm, fn) != forced):
                 continue
-            wm, wn = _cdiv(M, 8 * fm), _cdiv(N, 8 * fn)
-            if wm * wn > DMMA_WARPS:
+            wm, wn = _cdiv(M, 16 * fm), _cdiv(N, 8 * fn)
+            kg = int(os.environ.get("EINC_SMALLMN_KG", 0)) or (2 if wm * wn <= 8 else 1)
+            warps = wm * wn * kg
+            if wm * wn > DMMA_WARPS or dmma_registers(fm, fn) > min(255, 65536 // (32 * warps)):
                 continue
-            pad = 64 * fm * wm * fn * wn / (M * N)
-            score = pad * (1 + 0.5 * (fm + fn) / (fm * fn)) * (1 + 0.5 * max(0, 8 - wm * wn) / 8)
+            pad = 128 * fm * wm * fn * wn / (M * N)
+            score = pad * (1 + (8 * fm + 4 * fn) / (8 * fm * fn)) * (1 + 0.5 * max(0, 8 - warps) / 8)
             if best is None or score < best[0] - 1e-12:
-                best = (score, (fm, fn, wm, wn))
-    fm, fn, wm, wn = best[1]
-    return fm, fn, wm, wn, 2 if 32 * wm * wn * dmma_registers(fm, fn) <= 32768 else 1
+                best = (score, (fm, fn, wm, wn, kg))
+    if best is None:
+        return None
+    fm, fn, wm, wn, kg = best[1]
+    per_sm = 65536 // (32 * wm * wn * kg * dmma_registers(fm, fn))
+    return fm, fn, wm, wn, kg, max(1, min(2, per_sm))
 
 
 def dmma_registers(fm: int, fn: int) -> int:
-    """Estimated registers: fp64 accumulators, the fp32 pieces and their fp64 forms, addresses."""
-    return 4 * fm * fn + 6 * (fm + fn) + 32
+    """Estimated registers: fp64 accumulators, the warp's A fragments and one B fragment in
+    fp64, addresses and the copy state."""
+    return 8 * fm * fn + 16 * fm + 8 + 72  # (ptxas: 168 at 1 x 9)
 
 
 def dmma_applies(dtypes, compute) -> bool:
@@ -215,10 +226,10 @@ def geometry(step: Step, dtypes, compute) -> dict:
     lay = smallmn_layout(step, 0)
     acc = _ACC_SIZE[_COMPUTE[compute.name][1]]
     nb, M, N, K = lay.sizes
-    dm = dmma_applies(dtypes, compute)
+    dm = dmma_applies(dtypes, compute) and dmma_tile(max(M, 1), max(N, 1)) is not None
     if dm:
-        rm, rn, tm, tn, minb = dmma_tile(max(M, 1), max(N, 1))
-        kg, rp, cp, nt = 1, 8 * tm * rm, 8 * tn * rn, 32 * tm * tn
+        rm, rn, tm, tn, kg, minb = dmma_tile(max(M, 1), max(N, 1))
+        rp, cp, nt = 16 * tm * rm, 8 * tn * rn, 32 * tm * tn * kg
     else:
         rm, rn, tm, tn, kg, minb = micro_tile(max(M, 1), max(N, 1), acc)
         rp, cp, nt = tm * rm, tn * rn, _cdiv(kg * tm * tn, 32) * 32
@@ -226,7 +237,8 @@ def geometry(step: Step, dtypes, compute) -> dict:
     tables = (rp + cp + 1) // 2 * 16
     budget = (SMEM_PER_SM - 2048 * minb) // minb
     pad = 16 if dm else 16 // acc  # (kernels/smallmn.cuh einc_small_pad)
-    smem = lambda s, bk: tables + max(s * (rp + cp) * (bk + pad) * acc, (kg - 1) * rp * cp * acc)
+    red = 8 if dm else acc  # (the group reduction's element: fp64 sums on the fragment path)
+    smem = lambda s, bk: tables + max(s * (rp + cp) * (bk + pad) * acc, (kg - 1) * rp * cp * red)
     # the slice: 32 k (measured); 64 k with EINC_SMALLMN_BK=64 where two stages fit (half the
     # barriers and slice set-up, whole 32-byte sectors for both operands at 72^5; unmeasured)
     bk = int(os.environ.get("EINC_SMALLMN_BK", BK))
@@ -378,8 +390,8 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
             f"{name}(void* out, const void* in0, const void* in1, const EincSmallMeta meta) {{\n"
             f"  einc_smallmn<{targs}>(out, in0, in1, meta);\n}}\n")
     fast = lambda o, v: ("x-fast" if o == 0 else "y-fast") + (" 16-byte pieces" if v else "")
-    tile = (f"{geo['rp']}x{geo['cp']}: {rm}x{rn} fragments of 8x8 per warp on the fp64 tensor cores "
-            f"(mma m8n8k4, fp32 products exact in fp64), {tm}x{tn} warps" if dm else
+    tile = (f"{geo['rp']}x{geo['cp']}: {rm}x{rn} fragments of 16x8 per warp on the fp64 tensor cores "
+            f"(mma m16n8k16, fp32 products exact in fp64), {tm}x{tn} warps x {kg} k-group(s)" if dm else
             f"{geo['rp']}x{geo['cp']}: {rm}x{rn} per thread, {tm}x{tn} threads x {kg} k-group(s)")
     family = (f"smallmn: every block owns the whole {geo['M']}x{geo['N']} output ({tile}) of one of {nb} "
               f"batch index(es); "

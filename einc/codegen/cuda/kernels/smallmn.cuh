@@ -78,14 +78,13 @@ template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ 
 struct EincSmallTile {
   static constexpr int RM = RM_, RN = RN_, TM = TM_, TN = TN_, KG = KG_, TX = TX_, S = S_, BK = BK_, QU = QU_;
   static constexpr bool OCT = OCT_;  // octet thread order (see einc_small_place)
-  // DM: fp32 products on the fp64 tensor cores (see einc_small_dmma): each warp owns RM x RN
-  // fragments of 8 x 8, the group TM x TN warps; else each thread RM x RN, the group TM x TN threads
+  // DM: fp32 products on the fp64 tensor cores (einc_dmma16816): each warp owns RM x RN
+  // fragments of 16 x 8, the group TM x TN warps; else each thread RM x RN, the group TM x TN threads
   static constexpr bool DM = DM_;
-  static constexpr int TY = BK / TX, RP = (DM ? 8 : 1) * TM * RM, CP = (DM ? 8 : 1) * TN * RN;
+  static constexpr int TY = BK / TX, RP = (DM ? 16 : 1) * TM * RM, CP = (DM ? 8 : 1) * TN * RN;
   static constexpr int G = (DM ? 32 : 1) * TM * TN, H = BK / 32;
   static constexpr int NT = (KG * G + 31) / 32 * 32, NW = NT / 32;
   static_assert(TX * TY == BK && BK % 32 == 0 && BK % KG == 0, "a slice is 32 or 64 k, split evenly over groups");
-  static_assert(!DM || KG == 1, "fragment tiles: one k-group");
 };
 
 // Elements of padding after each ring row: one 16-byte piece (rows start 4 banks apart), or
@@ -95,21 +94,28 @@ template <class Cfg, class TA> constexpr int einc_small_pad() {
   return Cfg::DM ? 16 : 16 / static_cast<int>(sizeof(TA));
 }
 
-// D += A B for one 8x8x4 fragment product in fp64 (mma.sync m8n8k4 .f64, sm_80+): lane l
-// holds a = A[l / 4][l % 4], b = B[l % 4][l / 4] and d = D[l / 4][2 (l % 4) + {0, 1}].
-// Elsewhere (and in the CPU emulator) the same product through shuffles.
-__device__ __forceinline__ void einc_dmma884(double (&d)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-      : "+d"(d[0]), "+d"(d[1]) : "d"(a), "d"(b));
+// D += A B for one 16x8x16 fragment product in fp64 (mma.sync m16n8k16 .f64, sm_90: the shape
+// that runs at the full fp64 tensor rate; m8n8k4 measured half of it). Lane l = 4 g + t holds
+// a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)], b[j] = B[t + 4 j][g], d[i] = D[g + 8 (i / 2)][2 t + i % 2].
+// Before sm_90 (and in the CPU emulator) the same product through shuffles.
+__device__ __forceinline__ void einc_dmma16816(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+      "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+        "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
 #else
-  const int l = static_cast<int>(threadIdx.x & 31), r = l >> 2, c = 2 * (l & 3);
+  const int l = static_cast<int>(threadIdx.x & 31), g = l >> 2, c = 2 * (l & 3);
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const double av = __shfl_sync(0xffffffffu, a, 4 * r + k);
-    const double b0 = __shfl_sync(0xffffffffu, b, 4 * c + k), b1 = __shfl_sync(0xffffffffu, b, 4 * (c + 1) + k);
-    d[0] += av * b0;
-    d[1] += av * b1;
+  for (int k = 0; k < 16; ++k) {
+    const int q = k >> 2, src = k & 3;
+    const double b0 = __shfl_sync(0xffffffffu, b[q], 4 * c + src), b1 = __shfl_sync(0xffffffffu, b[q], 4 * (c + 1) + src);
+    const double a0 = __shfl_sync(0xffffffffu, a[2 * q], 4 * g + src), a1 = __shfl_sync(0xffffffffu, a[2 * q + 1], 4 * g + src);
+    d[0] += a0 * b0;
+    d[1] += a0 * b1;
+    d[2] += a1 * b0;
+    d[3] += a1 * b1;
   }
 #endif
 }
@@ -161,7 +167,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   constexpr int QK = 16 / static_cast<int>(sizeof(TA)), PITCH = BK + einc_small_pad<Cfg, TA>(), KQ = BK / KG;
   constexpr bool DM = Cfg::DM;
   static_assert(KQ % QK == 0, "each group multiplies whole 16-byte pieces of k");
-  static_assert(!DM || (sizeof(TA) == 4 && KQ % 16 == 0), "fragments: fp32, 16 k per piece step");
+  static_assert(!DM || (sizeof(TA) == 4 && KQ % 16 == 0), "fragments: fp32, 16 k per product");
   static_assert(!ASYNC || (sizeof(SA) == sizeof(TA) && sizeof(SB) == sizeof(TA)), "async copies move raw bits");
   static_assert(S >= 2, "at least double buffering");
   constexpr int VA = 16 / static_cast<int>(sizeof(SA)), VB = 16 / static_cast<int>(sizeof(SB));
@@ -340,43 +346,45 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   };
 
   // Compute threads: group g, rows ty + TM i, columns tx + TN j. (DM: warp (wm, wn) of the
-  // group owns fragment rows 8 (RM wm + i) + lane / 4, columns 8 (RN wn + j) + 2 (lane % 4) + e.)
+  // group owns the fragments' rows 16 (RM wm + i) + lane / 4 (+ 8), columns 8 (RN wn + j) +
+  // 2 (lane % 4) + e.)
   const int g = tid / G, u = tid - g * G;
   int ty, tx;
   einc_small_place<Cfg>(u, ty, tx);
   const int wm = (u >> 5) / TN, wn = (u >> 5) - wm * TN;
   const bool computes = tid < KG * G;
   TA acc[DM ? 1 : RM][DM ? 1 : RN];
-  double dacc[DM ? RM : 1][DM ? RN : 1][2];
+  double dacc[DM ? RM : 1][DM ? RN : 1][4];
   auto multiply = [&](int stage) {
     if (!computes) return;
     if constexpr (DM) {
-      // Fragment products, k permuted: lane l reads 16 bytes (k 4 (l % 4) .. + 3) of its A row
-      // and B column per 16 k, and the s-th of them is the fragment's k = l % 4 of product s.
-      // A and B see the same permutation, so each product pairs the same k; the sum over a
-      // 16-k piece is the same sum in another order. Each fp32 converts exactly to fp64, each
-      // product of two is exact there, and the sums carry 53 bits.
+      // k permuted: lane 4 g + t reads 16 bytes, k 4 t .. 4 t + 3, of each of its A rows and B
+      // columns per 16 k, and hands element e to the product as k = t + 4 e. A and B see the
+      // same permutation, so each product pairs the same k: the sum over 16 k in another
+      // order. Each fp32 converts exactly to fp64, each product of two is exact there, and
+      // the sums carry 53 bits.
       const int lr = lane >> 2, lk = 4 * (lane & 3);
-      const TA* __restrict__ as = ring + stage * STAGE + (8 * RM * wm + lr) * PITCH + g * KQ + lk;
+      const TA* __restrict__ as = ring + stage * STAGE + (16 * RM * wm + lr) * PITCH + g * KQ + lk;
       const TA* __restrict__ bs = ring + stage * STAGE + RP * PITCH + (8 * RN * wn + lr) * PITCH + g * KQ + lk;
 #pragma unroll
       for (int q = 0; q < KQ / 16; ++q) {
-        EincVec<TA, 4> a[RM], b[RN];
+        double ad[RM][8];  // the warp's A fragments, held; B's stream through one at a time
 #pragma unroll
-        for (int i = 0; i < RM; ++i) a[i] = *reinterpret_cast<const EincVec<TA, 4>*>(as + 8 * i * PITCH + 16 * q);
+        for (int i = 0; i < RM; ++i)
 #pragma unroll
-        for (int j = 0; j < RN; ++j) b[j] = *reinterpret_cast<const EincVec<TA, 4>*>(bs + 8 * j * PITCH + 16 * q);
+          for (int h = 0; h < 2; ++h) {
+            const EincVec<TA, 4> v = *reinterpret_cast<const EincVec<TA, 4>*>(as + (16 * i + 8 * h) * PITCH + 16 * q);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          double ad[RM], bd[RN];
+            for (int e = 0; e < 4; ++e) ad[i][2 * e + h] = static_cast<double>(v.v[e]);
+          }
 #pragma unroll
-          for (int i = 0; i < RM; ++i) ad[i] = static_cast<double>(a[i].v[e]);
+        for (int j = 0; j < RN; ++j) {
+          const EincVec<TA, 4> v = *reinterpret_cast<const EincVec<TA, 4>*>(bs + 8 * j * PITCH + 16 * q);
+          double bd[4];
 #pragma unroll
-          for (int j = 0; j < RN; ++j) bd[j] = static_cast<double>(b[j].v[e]);
+          for (int e = 0; e < 4; ++e) bd[e] = static_cast<double>(v.v[e]);
 #pragma unroll
-          for (int i = 0; i < RM; ++i)
-#pragma unroll
-            for (int j = 0; j < RN; ++j) einc_dmma884(dacc[i][j], ad[i], bd[j]);
+          for (int i = 0; i < RM; ++i) einc_dmma16816(dacc[i][j], ad[i], bd);
         }
       }
       return;
@@ -410,7 +418,9 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
 #pragma unroll
       for (int i = 0; i < RM; ++i)
 #pragma unroll
-        for (int j = 0; j < RN; ++j) dacc[i][j][0] = dacc[i][j][1] = 0.0;
+        for (int j = 0; j < RN; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dacc[i][j][e] = 0.0;
     } else {
 #pragma unroll
       for (int i = 0; i < RM; ++i)
@@ -450,21 +460,43 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     }
     __syncthreads();  // WAR: the ring is free for the group reduction that aliases it
 
-    if constexpr (DM) {  // (one k-group) each sum rounds once, to the output's type
-      TOut* __restrict__ c = C + __ldg(p.tc_b + bi);
+    if constexpr (DM) {
+      // groups 1.. stage their sums ([KG-1][RP][CP] fp64), group 0 adds them in order and
+      // rounds each once, to the output's type
+      double* red = reinterpret_cast<double*>(ring);
+      auto at = [&](int i, int j, int e) {
+        return (16 * (RM * wm + i) + (lane >> 2) + 8 * (e >> 1)) * CP + 8 * (RN * wn + j) + 2 * (lane & 3) + (e & 1);
+      };
+      if (KG > 1 && computes && g > 0) {
 #pragma unroll
-      for (int i = 0; i < RM; ++i) {
-        const int m = 8 * (RM * wm + i) + (lane >> 2);
-        if (m < M) {
-          const long long cm = __ldg(p.tc_m + m);
+        for (int i = 0; i < RM; ++i)
 #pragma unroll
           for (int j = 0; j < RN; ++j)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int col = 8 * (RN * wn + j) + 2 * (lane & 3) + e;
-              if (col < N) store_as<TC>(c + cm + __ldg(p.tc_n + col), dacc[i][j][e]);
+            for (int e = 0; e < 4; ++e) red[(g - 1) * RP * CP + at(i, j, e)] = dacc[i][j][e];
+      }
+      if (KG > 1) __syncthreads();  // RAW: every group's sums are staged
+      if (computes && g == 0) {
+        TOut* __restrict__ c = C + __ldg(p.tc_b + bi);
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int m = 16 * (RM * wm + i) + (lane >> 2) + 8 * h;
+            if (m < M) {
+              const long long cm = __ldg(p.tc_m + m);
+#pragma unroll
+              for (int j = 0; j < RN; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                  const int col = 8 * (RN * wn + j) + 2 * (lane & 3) + e;
+                  double v = dacc[i][j][2 * h + e];
+#pragma unroll
+                  for (int k = 1; k < KG; ++k) v += red[(k - 1) * RP * CP + at(i, j, 2 * h + e)];
+                  if (col < N) store_as<TC>(c + cm + __ldg(p.tc_n + col), v);
+                }
             }
-        }
+          }
       }
       __syncthreads();  // WAR: the next batch index's prologue refills the ring read above
       continue;
