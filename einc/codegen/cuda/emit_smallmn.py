@@ -179,7 +179,7 @@ def _micro_tile(M, N, acc, regs, max_nt, _):
 def dmma_tile(M: int, N: int):
     """(FM, FN, WM, WN, KG, blocks per SM) for the fragment path, or None where no tile fits
     the registers: FM x FN fragments of 16 x 8 per warp, WM x WN warps per k-group, KG
-    k-groups (2: each takes one 16-k half of a slice). The least padded output, weighted by
+    k-groups. The least padded output, weighted by
     the fp32 -> fp64 conversions per product ((8 FM + 4 FN) per FM FN products; a warp's
     conversion costs about an eighth of a product), then enough warps to hide latency.
     EINC_SMALLMN_DTILE=FM,FN and EINC_SMALLMN_KG (experiments) force the choice."""
@@ -191,7 +191,9 @@ def dmma_tile(M: int, N: int):
             if fm * fn > DMMA_FRAGS or (forced and (fm, fn) != forced):
                 continue
             wm, wn = _cdiv(M, 16 * fm), _cdiv(N, 8 * fn)
-            kg = int(os.environ.get("EINC_SMALLMN_KG", 0)) or (2 if wm * wn <= 8 else 1)
+            # one k-group: two (each one 16-k half of a slice) measured slower, 0.212 against
+            # 0.173 ms at 72^5 (session 11b: the fp64 group sums, and one block per SM either way)
+            kg = int(os.environ.get("EINC_SMALLMN_KG", 0)) or 1
             warps = wm * wn * kg
             if wm * wn > DMMA_WARPS or dmma_registers(fm, fn) > min(255, 65536 // (32 * warps)):
                 continue
@@ -239,9 +241,9 @@ def geometry(step: Step, dtypes, compute) -> dict:
     pad = 16 if dm else 16 // acc  # (kernels/smallmn.cuh einc_small_pad)
     red = 8 if dm else acc  # (the group reduction's element: fp64 sums on the fragment path)
     smem = lambda s, bk: tables + max(s * (rp + cp) * (bk + pad) * acc, (kg - 1) * rp * cp * red)
-    # the slice: 32 k (measured); 64 k with EINC_SMALLMN_BK=64 where two stages fit (half the
-    # barriers and slice set-up, whole 32-byte sectors for both operands at 72^5; unmeasured)
-    bk = int(os.environ.get("EINC_SMALLMN_BK", BK))
+    # the slice: 32 k (FFMA, measured); 64 k on the fragment path where two stages fit (half the
+    # barriers per product: 72^5 0.212 -> 0.175 ms on 1x9 fragments, session 11b)
+    bk = int(os.environ.get("EINC_SMALLMN_BK", 0)) or (64 if dm else BK)
     bk = 64 if bk == 64 and async_ok and smem(2, 64) <= budget else 32  # (the register path spills at 64)
     # stages: 3 (measured faster than 4 at 32 k: more L1 left), fewer where they don't fit
     stages = int(os.environ.get("EINC_SMALLMN_STAGES", 0)) or 3
