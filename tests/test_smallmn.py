@@ -110,7 +110,7 @@ def test_the_target_compiles_without_spills():
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     k = emit_step(p, p.steps[0])
     regs, st, ld, log = ptxas(k)
-    assert 0 < regs <= 112 and st == 0 and ld == 0, log
+    assert k.block[0] * regs <= 65536 and st == 0 and ld == 0, log  # (one block per SM)
 
 
 def test_the_plan_picks_smallmn_for_72_to_the_5th_and_reads_b_in_place():
@@ -145,7 +145,7 @@ def test_explain_shows_the_smallmn_kernel(monkeypatch):
     from einc.cost import explain_lines
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     lines, tail = explain_lines(p)
-    assert "smallmn dmma 3x3" in lines[0] and "split=243" in lines[0]
+    assert "smallmn dmma 1x3 k64" in lines[0] and "split=243" in lines[0]
     monkeypatch.setattr(emit_smallmn, "DMMA", False)
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     assert "smallmn 6x6" in explain_lines(p)[0][0]
@@ -172,7 +172,7 @@ def test_fp32_takes_the_fp64_fragments_and_other_types_do_not():
         head = emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
         assert ("fragments of 16x8 per warp on the fp64 tensor cores" in head) == dm, dtype
         assert ("accumulated as double" in head) == (dm or dtype == "float64"), dtype
-    assert emit_smallmn.dmma_tile(72, 72)[:5] == (1, 9, 5, 1, 2)  # 80 x 72: 5 warps of 16 x 72, two k-groups
+    assert emit_smallmn.dmma_tile(72, 72)[:5] == (1, 3, 5, 3, 1)  # 80 x 72: 5 x 3 warps of 16 x 24
     for m, n in [(1, 1), (70, 75), (128, 128), (9, 128), (128, 3)]:
         fm, fn, wm, wn, kg, _ = emit_smallmn.dmma_tile(m, n)
         assert 16 * fm * wm >= m and 8 * fn * wn >= n and fm * fn <= 12 and wm * wn <= 16 and kg in (1, 2)

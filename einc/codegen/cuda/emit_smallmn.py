@@ -245,8 +245,9 @@ def geometry(step: Step, dtypes, compute) -> dict:
     # barriers per product: 72^5 0.212 -> 0.175 ms on 1x9 fragments, session 11b)
     bk = int(os.environ.get("EINC_SMALLMN_BK", 0)) or (64 if dm else BK)
     bk = 64 if bk == 64 and async_ok and smem(2, 64) <= budget else 32  # (the register path spills at 64)
-    # stages: 3 (measured faster than 4 at 32 k: more L1 left), fewer where they don't fit
-    stages = int(os.environ.get("EINC_SMALLMN_STAGES", 0)) or 3
+    # stages: 3 (FFMA at 32 k: faster than 4, more L1 left), 2 on the fragment path at 64 k
+    # (72^5: 0.154 against 0.161-0.169 ms with 3, session 11c); fewer where they don't fit
+    stages = int(os.environ.get("EINC_SMALLMN_STAGES", 0)) or (2 if dm and bk == 64 else 3)
     stages = stages if async_ok else 2
     while stages > 2 and smem(stages, bk) > budget:
         stages -= 1
