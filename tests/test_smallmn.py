@@ -173,7 +173,10 @@ def test_fp32_takes_the_fp64_fragments_and_other_types_do_not():
         assert ("fragments of 16x8 per warp on the fp64 tensor cores" in head) == dm, dtype
         assert ("accumulated as double" in head) == (dm or dtype == "float64"), dtype
     assert emit_smallmn.dmma_tile(72, 72)[:5] == (1, 3, 5, 3, 1)  # 80 x 72: 5 x 3 warps of 16 x 24
-    for m, n in [(1, 1), (70, 75), (128, 128), (9, 128), (128, 3)]:
+    assert emit_smallmn.dmma_tile(128, 128) is None  # no fragment tile fits the registers: FFMA
+    p = _plan("ik,jk->ij", [(128, 40), (128, 40)], "float32")
+    assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
+    for m, n in [(1, 1), (70, 75), (9, 128), (128, 3)]:
         fm, fn, wm, wn, kg, _ = emit_smallmn.dmma_tile(m, n)
         assert 16 * fm * wm >= m and 8 * fn * wn >= n and fm * fn <= 12 and wm * wn <= 16 and kg in (1, 2)
 
