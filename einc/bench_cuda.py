@@ -146,6 +146,19 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     print(f"    einc {2 * n * 4 / t / 1e12:.2f} TB/s vs copy {copy_bw / 1e12:.2f} TB/s = {2 * n * 4 / t / copy_bw:.2f}")
     del X, Y
 
+    # 2c. small output, huge K: abcd,dbea->ec at 72^5 fp32 (M = N = 72, K = 72^3; the smallmn
+    # kernel), against torch.einsum; inputs rotated past L2
+    ext = (72,) * 4
+    X = _rotations(torch, lambda: (torch.randn(ext, device="cuda"), torch.randn(ext, device="cuda")), 2 * 4 * 72 ** 4)
+    r = einc.einsum("abcd,dbea->ec", *X[0])
+    ref = torch.einsum("abcd,dbea->ec", *X[0])
+    ok &= bool(torch.allclose(r, ref, rtol=1e-3, atol=1e-3 * float(ref.abs().max())))
+    t, s = _events_median(torch, lambda i: einc.einsum("abcd,dbea->ec", *X[i % len(X)]), repeat)
+    te, _ = _events_median(torch, lambda i: torch.einsum("abcd,dbea->ec", *X[i % len(X)]), repeat)
+    record("small-output abcd,dbea->ec 72^5 fp32", 2 * 72 ** 5, 2 * 4 * 72 ** 4, t, {"torch.einsum": te}, s)
+    print(f"    einc {te / t:.2f}x torch.einsum")
+    del X
+
     # 3. cached-call overhead: an 8x8 einsum on device arrays, wall clock per call
     a = torch.randn(8, 8, device="cuda")
     for _ in range(100):
