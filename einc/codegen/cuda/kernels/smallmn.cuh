@@ -43,7 +43,7 @@
 // fp32 steps (DM, the emitter's default on sm_90) multiply on the fp64 tensor cores instead:
 // each warp owns RM x RN fragments of 16 x 8 (mma.sync m16n8k16 .f64), converting its A and
 // B pieces from fp32 as it reads them (exact), so products are exact and sums carry 53 bits;
-// each output rounds to fp32 once. 72^5 measured 0.154-0.175 ms against the FFMA tile's
+// each output of the block's partial tile rounds once, to the output's type. 72^5 measured 0.154-0.175 ms against the FFMA tile's
 // 0.187-0.189 in the same runs (session 11; m8n8k4, sm_80's shape, ran at half the rate).
 //
 // Pipelines:
