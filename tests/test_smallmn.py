@@ -59,9 +59,11 @@ def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
 
 
 @needs_emulator
+@pytest.mark.parametrize("dm", [True, False], ids=["fragments", "ffma"])
 @pytest.mark.parametrize("subs,shapes,dtype,what", [CASES[0], CASES[1], CASES[4], CASES[5]],
                          ids=[CASES[i][3] for i in (0, 1, 4, 5)])
-def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, what):
+def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, what, dm):
+    monkeypatch.setattr(emit_smallmn, "DMMA", dm)  # (fp32: the fragment path's default slice, or FFMA's)
     monkeypatch.setenv("EINC_SMALLMN_BK", "64")  # the experiment switches: two k per lane and row,
     monkeypatch.setenv("EINC_SMALLMN_OCTETS", "1")  # and the octet thread order (TN = 12 for 72)
     rng = np.random.default_rng(len(subs) * 3 + len(shapes[0]))
@@ -179,6 +181,20 @@ def test_fp32_takes_the_fp64_fragments_and_other_types_do_not():
     for m, n in [(1, 1), (70, 75), (9, 128), (128, 3)]:
         fm, fn, wm, wn, kg, _ = emit_smallmn.dmma_tile(m, n)
         assert 16 * fm * wm >= m and 8 * fn * wn >= n and fm * fn <= 12 and wm * wn <= 16 and kg in (1, 2)
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", [CASES[0], CASES[1], CASES[4]], ids=[CASES[i][3] for i in (0, 1, 4)])
+def test_emulated_fragments_with_two_k_groups(monkeypatch, subs, shapes, dtype, what):
+    """EINC_SMALLMN_KG=2: each group one 16-k half of a slice, fp64 group sums added in order."""
+    monkeypatch.setenv("EINC_SMALLMN_KG", "2")
+    rng = np.random.default_rng(len(subs) * 11 + len(shapes[0]))
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    head = emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
+    assert "fp64 tensor cores" in head and "x 2 k-group(s)" in head
+    got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
 @needs_emulator
