@@ -125,9 +125,42 @@ def test_skinny_compiles_without_spills_in_the_async_fp32_path(subs, shapes, dty
     k = emit_step(p, p.steps[-1], gett_tile="skinny")
     assert k.name.startswith("einc_skinny_")
     regs, st, ld, log = ptxas(k)
-    assert 0 < regs <= 128 if dtype in ("float32", "int8", "float16") else regs <= 255
+    dm = "fp64 tensor cores" in k.source.split("\n\n")[0]  # (one block per SM: 255 registers)
+    assert 0 < regs <= 128 if dtype in ("float32", "int8", "float16") and not dm else regs <= 255
     if dtype == "float32":
         assert st == 0 and ld == 0, log
+
+
+KFAST32 = [c for c in CASES + TAIL if c[2] == "float32" and "K-fast" in c[3] and "N-fast" not in c[3]]
+
+
+def test_fp32_k_fast_steps_take_the_fp64_fragments(monkeypatch):
+    """fp32, A K-fast, C stored per row: fragments (one block per SM); else, or with DMMA off, FFMA rows."""
+    from einc.codegen.cuda import emit_skinny
+    for subs, shapes, dtype, what in KFAST32 + [c for c in CASES if c[3] == "int8 wraps in int32, K-fast"]:
+        p = _plan(subs, shapes, dtype)
+        k = emit_step(p, p.steps[-1], gett_tile="skinny")
+        head = k.source.split("\n\n")[0]
+        assert ("fp64 tensor cores" in head) == (dtype == "float32"), what
+        assert ("__launch_bounds__(256, 1)" in k.source) == (dtype == "float32"), what
+    p = _plan("ik,kj->ij", [(1100, 13), (13, 8)], "float32")  # C N-fast (staged per warp): FFMA rows
+    assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
+    monkeypatch.setattr(emit_skinny, "DMMA", False)
+    p = _plan(*KFAST32[0][:3])
+    assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
+
+
+@needs_emulator
+@pytest.mark.parametrize("subs,shapes,dtype,what", KFAST32, ids=[c[3] for c in KFAST32])
+def test_emulated_k_fast_ffma_rows(monkeypatch, subs, shapes, dtype, what):
+    """EINC_SKINNY_DMMA=0: fp32 K-fast steps on the per-thread FFMA rows (GPUs before sm_90)."""
+    from einc.codegen.cuda import emit_skinny
+    monkeypatch.setattr(emit_skinny, "DMMA", False)
+    rng = np.random.default_rng(8)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = _plan(subs, shapes, dtype)
+    got = emulate(p, ops, max_grid=2, gett_tile="skinny")
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 def test_the_plan_picks_skinny_for_the_intensli_shapes_and_not_for_square_gemms():

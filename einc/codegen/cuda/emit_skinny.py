@@ -31,6 +31,10 @@ RM, BK, S = 2, 8, 4  # rows per thread, k per slice, cp.async stages
 KC_BYTES = 36 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24 fp32)
 TILE = "skinny"
 KSPLIT_MIN_SLICES = 2  # BK-slices a K range of a split tile takes at least
+# fp32 steps with K-fast A whose C is stored per row multiply on the fp64 tensor cores (mma
+# m16n8k8 .f64: exact products, 53-bit sums, one rounding per output); EINC_SKINNY_DMMA=0
+# keeps the FFMA rows (GPUs before sm_90)
+DMMA = os.environ.get("EINC_SKINNY_DMMA", "1") != "0"
 SMEM_PER_SM = 233472  # H100/H200: 228 KB of shared memory per SM, 1 KB of it reserved per block
 
 
@@ -203,10 +207,14 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     kc_max = max(BK, (KC_BYTES // (NP * acc)) // BK * BK)
     KC = min(kc_max, max(BK, _cdiv(K, BK) * BK))
     stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
-    minb = 1 if acc > 4 or rm >= 4 else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
+    # the fp64 fragments: 2 RM x NP / 8 fragments of four fp64 sums per lane (96 registers at
+    # NP = 24) leave room for one block per SM
+    dm = (DMMA and a_kfast and compute.name == "float32" and not lay.stage_c and not lay.stage_n
+          and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
+    minb = 1 if acc > 4 or rm >= 4 or dm else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
 
     def smem_for(stages):
-        a_ring = stages * BM_ROWS * ((BK + 4) if a_kfast else BK) * a_item if async_ok else 0
+        a_ring = stages * BM_ROWS * ((BK if dm else BK + 4) if a_kfast else BK) * a_item if async_ok else 0
         return KC * NP * acc + max(a_ring, stage)
 
     # ring stages: S, or S - 1 where S would leave room for fewer than minb blocks per SM
@@ -222,7 +230,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     per_sm = min(minb, SMEM_PER_SM // (smem + 1024))
     slots = SM_COUNT * per_sm
     last = tiles % slots
-    split = (async_ok and acc == 4 and per_sm == 2 and 0 < 2 * last <= slots
+    split = (async_ok and acc == 4 and per_sm == (1 if dm else 2) and 0 < 2 * last <= slots
              and os.environ.get("EINC_SKINNY_TAIL") != "0")
     # ... or, with EINC_SKINNY_KSPLIT=1, as K ranges spread over every resident block, when
     # B's chunk holds all of K and A goes through a shared ring (M-fast 16-byte pieces or
@@ -250,11 +258,11 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # k unrolled in the M-fast multiply: 8 (the whole slice) measured 5-7% faster than 2 on the
     # H200 once the epilogue freed registers (119, no spills); EINC_SKINNY_KU for experiments
     ku = int(os.environ.get("EINC_SKINNY_KU", 8))
-    key = (VERSION, "skinny", NP, rm, BK, st, ku, mv, minb, flags, ksplit, lay.ta, dtypes[0].name, compute.name,
+    key = (VERSION, "skinny", NP, rm, BK, st, ku, mv, dm, minb, flags, ksplit, lay.ta, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]))
     name = _name("skinny", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}, {mv}>", *map(b, flags), tout, tcn, tan, sa, sb]
+    targs = ", ".join([f"EincSkinnyTile<{NP}, {rm}, {BK}, {st}, {ku}, {mv}, {int(dm)}>", *map(b, flags), tout, tcn, tan, sa, sb]
                       + (["true"] if ksplit else []))
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
     spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {minb})\n"
@@ -263,6 +271,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
             f"  einc_skinny<{targs}>(out, {a_arg}, {b_arg}, meta{', scratch' if ksplit else ''});\n}}\n")
     family = (f"skinny: every block owns {'%d consecutive X' % (32 * TY) if one_axis else '32 X x %d Y' % TY} "
               f"rows of one rest index and all {N} columns (padded to {NP}), {rm} row(s) per thread; "
+              + ("products on the fp64 tensor cores (mma m16n8k8, fp32 products exact in fp64), "
+                 f"{2 * rm} fragments of 16 rows per warp; " if dm else "")
               + (f"{st}-stage shared ring of 16-byte K-fast pieces for A" if a_kfast
                  else f"{st}-stage shared ring of 16-byte M-fast pieces for A (four 4-byte copies each"
                       " where unaligned)" if mv
@@ -279,7 +289,7 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
                  f" ({tiles - whole} of them as two halves: the last wave of {slots} resident blocks)" if split else "")
               + f", 256 threads; {smem} bytes of dynamic shared memory",
               f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
-    header = _header(step, family, dtypes, compute, modes_line, launch)
+    header = _header(step, family, dtypes, compute, modes_line, launch, "double" if dm else "")
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh"], spec)
     grid = max(1, min(items, slots if split else 2 * SM_COUNT * 8))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), smem, tuple(tables), 8 * len(words),

@@ -88,11 +88,16 @@ __device__ __forceinline__ long long einc_skinny_xoff(long long f, const EincSki
   return static_cast<long long>(fu - x2 * u0) * s + static_cast<long long>(x2) * s2;
 }
 
-template <int NP_, int RM_, int BK_, int S_, int KU_ = 2, int MV_ = 0> struct EincSkinnyTile {
+template <int NP_, int RM_, int BK_, int S_, int KU_ = 2, int MV_ = 0, int DM_ = 0> struct EincSkinnyTile {
   static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KU = KU_;  // KU: k unrolled (M-fast ring)
   static constexpr bool MV = MV_ != 0;  // M-fast A in 16-byte pieces when aligned (shared ring)
+  // DM (fp32, K-fast A, C stored per row): products on the fp64 tensor cores, each warp owning
+  // the ring rows [32 RM w, 32 RM (w + 1)) as 2 RM fragments of 16 rows x all NP columns
+  static constexpr bool DM = DM_ != 0;
   static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
-  static constexpr int AROW = BK + 4;  // K-fast A rows in shared memory: 16-byte aligned, padded
+  // K-fast A rows in shared memory: 16-byte aligned; padded for the per-thread LDS.128 reads,
+  // unpadded for the fragments' LDS.64 (then 16 lanes read 4 rows x 8 bytes from 32 banks)
+  static constexpr int AROW = DM ? BK : BK + 4;
   static_assert(NP % 8 == 0 && BK % 4 == 0, "whole column groups and 16-byte pieces");
 };
 
@@ -130,6 +135,30 @@ template <class T> __device__ __forceinline__ void einc_cp_async_n(T* dst, const
 }
 
 template <int V> struct EincInt { static constexpr int value = V; };
+
+// D += A B for one 16x8x8 fragment product in fp64 (mma.sync m16n8k8 .f64, sm_90). Lane
+// l = 4 g + t holds a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)], b[j] = B[t + 4 j][g] and
+// d[i] = D[g + 8 (i / 2)][2 t + i % 2]. Before sm_90 (and in the CPU emulator) through shuffles.
+__device__ __forceinline__ void einc_dmma1688(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+  const int l = static_cast<int>(threadIdx.x & 31), g = l >> 2, c = 2 * (l & 3);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const int q = k >> 2, src = k & 3;
+    const double b0 = __shfl_sync(0xffffffffu, b[q], 4 * c + src), b1 = __shfl_sync(0xffffffffu, b[q], 4 * (c + 1) + src);
+    const double a0 = __shfl_sync(0xffffffffu, a[2 * q], 4 * g + src), a1 = __shfl_sync(0xffffffffu, a[2 * q + 1], 4 * g + src);
+    d[0] += a0 * b0;
+    d[1] += a0 * b1;
+    d[2] += a1 * b0;
+    d[3] += a1 * b1;
+  }
+#endif
+}
 
 // Shared memory past the B chunk: the A ring and/or the C staging area (they alias).
 template <class Cfg, bool ASYNC, bool STAGE_C, bool A_KFAST, bool STAGE_N, class TA, class SA>
@@ -224,6 +253,18 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
   for (int i = 0; i < RM; ++i)
 #pragma unroll
     for (int n = 0; n < NP; ++n) acc[i][n] = zero<TA>();
+  constexpr bool DM = Cfg::DM;
+  static_assert(!DM || (A_KFAST && !STAGE_C && !STAGE_N && !KSPLIT && sizeof(TA) == 4 && BK == 8),
+                "fp64 fragments: fp32, K-fast A, C stored per row, one 8-k product per slice");
+  double dacc[DM ? 2 * RM : 1][DM ? NP / 8 : 1][4];  // DM: fragment f (16 rows), column group j
+  if constexpr (DM) {
+#pragma unroll
+    for (int f = 0; f < 2 * RM; ++f)
+#pragma unroll
+      for (int j = 0; j < NP / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dacc[f][j][e] = 0.0;
+  }
 
   // Offset of k (absolute) in A / B.
   auto a_koff = [&](long long k) { return TAB_K ? __ldg(p.ta_k + k) : k * p.a_k; };
@@ -351,6 +392,33 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
         __syncthreads();
         if (kt + S - 1 < nk) issue(kt + S - 1, (kt + S - 1) % S);
         einc_cp_commit();
+        if constexpr (DM) {
+          // k permuted within the slice: lane 4 g + t reads k 2t, 2t + 1 of its rows (one LDS.64)
+          // and of B's columns, handing them to the product as k = t and t + 4; A and B see the
+          // same permutation. fp32 -> fp64 is exact, and so is a product of two.
+          const int g = lane >> 2, t = lane & 3, w = tid >> 5;
+          const TA* __restrict__ brow = Bs + (kt * BK + 2 * t) * NP + g;
+          double bd[NP / 8][2];
+#pragma unroll
+          for (int j = 0; j < NP / 8; ++j) {
+            bd[j][0] = static_cast<double>(brow[8 * j]);
+            bd[j][1] = static_cast<double>(brow[NP + 8 * j]);
+          }
+          const SA* __restrict__ arow = As + ((kt % S) * BM + 32 * RM * w + g) * AROW + 2 * t;
+#pragma unroll
+          for (int f = 0; f < 2 * RM; ++f) {
+            double ad[4];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const EincVec<TA, 2> v = *reinterpret_cast<const EincVec<TA, 2>*>(arow + (16 * f + 8 * h) * AROW);
+              ad[h] = static_cast<double>(v.v[0]);
+              ad[2 + h] = static_cast<double>(v.v[1]);
+            }
+#pragma unroll
+            for (int j = 0; j < NP / 8; ++j) einc_dmma1688(dacc[f][j], ad, bd[j]);
+          }
+          continue;
+        }
 #pragma unroll
         for (int h = 0; h < BK / 4; ++h) {  // four k per row at a time: one LDS.128 each
           TA ar[RM][4];
@@ -519,7 +587,27 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
     if (split_q != ~0u && !einc_skinny_combine<Cfg>(acc, scratch, p, split_q)) return;  // (block-uniform)
   }
 
-  if constexpr (STAGE_C) {
+  if constexpr (DM) {
+    // fragment f of warp w holds ring rows 32 RM w + 16 f + g (+ 8): for one column, lanes
+    // g = 0..7 store 8 consecutive x (whole 32-byte sectors)
+    const int g = lane >> 2, t = lane & 3, w = tid >> 5;
+#pragma unroll
+    for (int f = 0; f < 2 * RM; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = 32 * RM * w + 16 * f + 8 * h + g;
+        const long long x = x0 + (ONE_AXIS ? m : (m & 31)), y = ONE_AXIS ? 0LL : y0 + (m >> 5);
+        if (!(x < p.U && y < p.V)) continue;
+        const long long crow = c_rest + einc_skinny_xoff(x, p, p.c_x, p.c_x2) + y * p.c_y;
+#pragma unroll
+        for (int j = 0; j < NP / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int n = 8 * j + 2 * t + e;
+            if (n < p.N) store_as<TC>(C + crow + __ldg(p.tc_n + n), dacc[f][j][2 * h + e]);
+          }
+      }
+  } else if constexpr (STAGE_C) {
     // Read-out mapping: element idx = tid + NT * it of a group, Y fastest (C's unit
     // stride): yl = tid % TY for all it, x takes LH = 32 * TY / NT values, e = it / LH.
     // So a thread's row offsets (LH of them) are computed once per tile and each store
@@ -607,7 +695,7 @@ __device__ __forceinline__ void einc_skinny(void* __restrict__ out, const void* 
   static_assert(!ASYNC || sizeof(SA) == sizeof(TA), "async copies move raw bits");
   static_assert(!ASYNC || Cfg::S >= 2, "at least double buffering");
   static_assert(!A_KFAST || (ASYNC && sizeof(SA) == 4 && !TAB_K), "K-fast pieces: 4-byte async, one K mode");
-  using Half = EincSkinnyTile<Cfg::NP, (RM % 2 == 0 ? RM / 2 : RM), Cfg::BK, Cfg::S, Cfg::KU, Cfg::MV>;
+  using Half = EincSkinnyTile<Cfg::NP, (RM % 2 == 0 ? RM / 2 : RM), Cfg::BK, Cfg::S, Cfg::KU, Cfg::MV, Cfg::DM>;
 #ifdef EINC_HOST_EMULATION  // the CPU emulator's threads of one block share a static buffer
   alignas(16) static unsigned char einc_smem[(1 << 16) + einc_skinny_smem_a<Cfg, ASYNC, STAGE_C, A_KFAST, STAGE_N, TA, SA>()];
 #else
