@@ -135,7 +135,8 @@ KFAST32 = [c for c in CASES + TAIL if c[2] == "float32" and "K-fast" in c[3] and
 
 
 def test_fp32_k_fast_steps_take_the_fp64_fragments(monkeypatch):
-    """fp32, A K-fast, C stored per row: fragments (one block per SM); else, or with DMMA off, FFMA rows."""
+    """fp32, A K-fast with C stored per row or M-fast through the 16-byte ring: fragments (one
+    block per SM); C N-fast, other types, or DMMA off: FFMA rows."""
     from einc.codegen.cuda import emit_skinny
     for subs, shapes, dtype, what in KFAST32 + [c for c in CASES if c[3] == "int8 wraps in int32, K-fast"]:
         p = _plan(subs, shapes, dtype)
@@ -145,15 +146,22 @@ def test_fp32_k_fast_steps_take_the_fp64_fragments(monkeypatch):
         assert ("__launch_bounds__(256, 1)" in k.source) == (dtype == "float32"), what
     p = _plan("ik,kj->ij", [(1100, 13), (13, 8)], "float32")  # C N-fast (staged per warp): FFMA rows
     assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
+    p = _plan("akb,jk->jba", [(40, 19, 37), (24, 19)], "float32")  # M-fast through the 16-byte ring, C staged
+    assert "fp64 tensor cores" in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
+    monkeypatch.setenv("EINC_SKINNY_DMMA_MFAST", "0")
+    assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
     monkeypatch.setattr(emit_skinny, "DMMA", False)
     p = _plan(*KFAST32[0][:3])
     assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
 
 
+FP32 = [c for c in CASES + TAIL[-3:] if c[2] == "float32"]
+
+
 @needs_emulator
-@pytest.mark.parametrize("subs,shapes,dtype,what", KFAST32, ids=[c[3] for c in KFAST32])
-def test_emulated_k_fast_ffma_rows(monkeypatch, subs, shapes, dtype, what):
-    """EINC_SKINNY_DMMA=0: fp32 K-fast steps on the per-thread FFMA rows (GPUs before sm_90)."""
+@pytest.mark.parametrize("subs,shapes,dtype,what", FP32, ids=[c[3] for c in FP32])
+def test_emulated_ffma_rows(monkeypatch, subs, shapes, dtype, what):
+    """EINC_SKINNY_DMMA=0: fp32 steps on the per-thread FFMA rows (GPUs before sm_90)."""
     from einc.codegen.cuda import emit_skinny
     monkeypatch.setattr(emit_skinny, "DMMA", False)
     rng = np.random.default_rng(8)

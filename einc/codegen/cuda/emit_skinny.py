@@ -31,9 +31,10 @@ RM, BK, S = 2, 8, 4  # rows per thread, k per slice, cp.async stages
 KC_BYTES = 36 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24 fp32)
 TILE = "skinny"
 KSPLIT_MIN_SLICES = 2  # BK-slices a K range of a split tile takes at least
-# fp32 steps with K-fast A whose C is stored per row multiply on the fp64 tensor cores (mma
-# m16n8k8 .f64: exact products, 53-bit sums, one rounding per output); EINC_SKINNY_DMMA=0
-# keeps the FFMA rows (GPUs before sm_90)
+# fp32 steps with K-fast A whose C is stored per row, or M-fast A through the 16-byte ring,
+# multiply on the fp64 tensor cores (mma m16n8k8 .f64: exact products, 53-bit sums, one
+# rounding per output); EINC_SKINNY_DMMA=0 keeps the FFMA rows (GPUs before sm_90),
+# EINC_SKINNY_DMMA_MFAST=0 for the M-fast ring only
 DMMA = os.environ.get("EINC_SKINNY_DMMA", "1") != "0"
 SMEM_PER_SM = 233472  # H100/H200: 228 KB of shared memory per SM, 1 KB of it reserved per block
 
@@ -209,12 +210,14 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
     # the fp64 fragments: 2 RM x NP / 8 fragments of four fp64 sums per lane (96 registers at
     # NP = 24) leave room for one block per SM
-    dm = (DMMA and a_kfast and compute.name == "float32" and not lay.stage_c and not lay.stage_n
+    mv_dm = mv and not one_axis and os.environ.get("EINC_SKINNY_DMMA_MFAST", "1") != "0"  # (the MV ring)
+    dm = (DMMA and compute.name == "float32" and ((a_kfast and not lay.stage_c) or mv_dm) and not lay.stage_n
           and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
     minb = 1 if acc > 4 or rm >= 4 or dm else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
 
     def smem_for(stages):
-        a_ring = stages * BM_ROWS * ((BK if dm else BK + 4) if a_kfast else BK) * a_item if async_ok else 0
+        rows = BM_ROWS * ((BK if dm else BK + 4) if a_kfast else BK) + (8 * BK if dm and not a_kfast else 0)
+        a_ring = stages * rows * a_item if async_ok else 0
         return KC * NP * acc + max(a_ring, stage)
 
     # ring stages: S, or S - 1 where S would leave room for fewer than minb blocks per SM

@@ -91,13 +91,17 @@ __device__ __forceinline__ long long einc_skinny_xoff(long long f, const EincSki
 template <int NP_, int RM_, int BK_, int S_, int KU_ = 2, int MV_ = 0, int DM_ = 0> struct EincSkinnyTile {
   static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KU = KU_;  // KU: k unrolled (M-fast ring)
   static constexpr bool MV = MV_ != 0;  // M-fast A in 16-byte pieces when aligned (shared ring)
-  // DM (fp32, K-fast A, C stored per row): products on the fp64 tensor cores, each warp owning
+  // DM (fp32, K-fast A or the M-fast MV ring; C staged along Y or stored per row): products on
+  // the fp64 tensor cores, each warp owning
   // the ring rows [32 RM w, 32 RM (w + 1)) as 2 RM fragments of 16 rows x all NP columns
   static constexpr bool DM = DM_ != 0;
   static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
   // K-fast A rows in shared memory: 16-byte aligned; padded for the per-thread LDS.128 reads,
   // unpadded for the fragments' LDS.64 (then 16 lanes read 4 rows x 8 bytes from 32 banks)
   static constexpr int AROW = DM ? BK : BK + 4;
+  // M-fast (MV) ring rows of one k: BM elements, padded by 8 for the fragments (lane 4 g + t
+  // reads row g of k t: 8 t + g covers the 32 banks once)
+  static constexpr int APITCH = DM ? BM + 8 : BM;
   static_assert(NP % 8 == 0 && BK % 4 == 0, "whole column groups and 16-byte pieces");
 };
 
@@ -163,7 +167,7 @@ __device__ __forceinline__ void einc_dmma1688(double (&d)[4], const double (&a)[
 // Shared memory past the B chunk: the A ring and/or the C staging area (they alias).
 template <class Cfg, bool ASYNC, bool STAGE_C, bool A_KFAST, bool STAGE_N, class TA, class SA>
 constexpr int einc_skinny_smem_a() {
-  constexpr int as = !ASYNC ? 0 : Cfg::S * Cfg::BM * (A_KFAST ? Cfg::AROW : Cfg::BK) * static_cast<int>(sizeof(SA));
+  constexpr int as = !ASYNC ? 0 : Cfg::S * (A_KFAST ? Cfg::BM * Cfg::AROW : Cfg::APITCH * Cfg::BK) * static_cast<int>(sizeof(SA));
   constexpr int cs = STAGE_C  ? 8 * Cfg::TY * 33 * static_cast<int>(sizeof(TA))
                      : STAGE_N ? (Cfg::NT / 32) * 32 * (Cfg::NP + 1) * static_cast<int>(sizeof(TA)) : 0;
   return as > cs ? as : cs;
@@ -254,8 +258,9 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
 #pragma unroll
     for (int n = 0; n < NP; ++n) acc[i][n] = zero<TA>();
   constexpr bool DM = Cfg::DM;
-  static_assert(!DM || (A_KFAST && !STAGE_C && !STAGE_N && !KSPLIT && sizeof(TA) == 4 && BK == 8),
-                "fp64 fragments: fp32, K-fast A, C stored per row, one 8-k product per slice");
+  static_assert(!DM || ((A_KFAST ? !STAGE_C : Cfg::MV && !TAB_K && !ONE_AXIS) && !STAGE_N && !KSPLIT &&
+                         sizeof(TA) == 4 && BK == 8),
+                "fp64 fragments: fp32, K-fast A (C stored per row) or the M-fast ring (a Y axis), one 8-k product per slice");
   double dacc[DM ? 2 * RM : 1][DM ? NP / 8 : 1][4];  // DM: fragment f (16 rows), column group j
   if constexpr (DM) {
 #pragma unroll
@@ -457,22 +462,22 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
           const int kl0 = kt * BK;
           const SA* src = vsrc;
           vsrc += BK * p.a_k;  // (slices are issued in order)
-          SA* dst = As + (stage * BK + kk0) * BM + r4;
+          SA* dst = As + (stage * BK + kk0) * Cfg::APITCH + r4;
           if (mvec && qbytes == 16 && kl0 + BK <= kc) {
 #pragma unroll
-            for (int j = 0; j < PV; ++j, src += vstep) einc_cp_async16(dst + KSTEP * j * BM, src);
+            for (int j = 0; j < PV; ++j, src += vstep) einc_cp_async16(dst + KSTEP * j * Cfg::APITCH, src);
             return;
           }
 #pragma unroll
           for (int j = 0; j < PV; ++j, src += vstep) {
             const bool kin = kl0 + kk0 + KSTEP * j < kc;
             if (mvec) {
-              einc_cp_async16(dst + KSTEP * j * BM, kin && qbytes ? src : A, kin ? qbytes : 0);
+              einc_cp_async16(dst + KSTEP * j * Cfg::APITCH, kin && qbytes ? src : A, kin ? qbytes : 0);
             } else {
 #pragma unroll
               for (int e = 0; e < 4; ++e) {
                 const bool in = kin && 4 * e < qbytes;
-                einc_cp_async(reinterpret_cast<TA*>(dst + KSTEP * j * BM + e),
+                einc_cp_async(reinterpret_cast<TA*>(dst + KSTEP * j * Cfg::APITCH + e),
                               reinterpret_cast<const TA*>(in ? src + e * p.a_x : A), in);
               }
             }
@@ -489,6 +494,28 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
           __syncthreads();
           if (kt + S - 1 < nk) vissue(kt + S - 1, (kt + S - 1) % S);
           einc_cp_commit();
+          if constexpr (DM) {
+            // lane 4 g + t: rows g, g + 8 of each fragment at k t and t + 4 (the product's own k)
+            constexpr int P = Cfg::APITCH;
+            const int g = lane >> 2, t = lane & 3, w = tid >> 5;
+            const TA* __restrict__ brow = Bs + (kt * BK + t) * NP + g;
+            double bd[NP / 8][2];
+#pragma unroll
+            for (int j = 0; j < NP / 8; ++j) {
+              bd[j][0] = static_cast<double>(brow[8 * j]);
+              bd[j][1] = static_cast<double>(brow[4 * NP + 8 * j]);
+            }
+            const SA* __restrict__ acol = As + ((kt % S) * BK + t) * P + 32 * RM * w + g;
+#pragma unroll
+            for (int f = 0; f < 2 * RM; ++f) {
+              double ad[4];
+#pragma unroll
+              for (int i = 0; i < 4; ++i) ad[i] = static_cast<double>(acol[4 * (i >> 1) * P + 16 * f + 8 * (i & 1)]);
+#pragma unroll
+              for (int j = 0; j < NP / 8; ++j) einc_dmma1688(dacc[f][j], ad, bd[j]);
+            }
+            continue;
+          }
           const SA* __restrict__ sa = As + (kt % S) * BK * BM + tid;
           multiply(kt * BK, EincInt<BK>{}, [&](int i, int kk) {
             const SA v = sa[kk * BM + NT * i];
@@ -587,7 +614,7 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
     if (split_q != ~0u && !einc_skinny_combine<Cfg>(acc, scratch, p, split_q)) return;  // (block-uniform)
   }
 
-  if constexpr (DM) {
+  if constexpr (DM && !STAGE_C) {
     // fragment f of warp w holds ring rows 32 RM w + 16 f + g (+ 8): for one column, lanes
     // g = 0..7 store 8 consecutive x (whole 32-byte sectors)
     const int g = lane >> 2, t = lane & 3, w = tid >> 5;
@@ -626,10 +653,20 @@ __device__ __forceinline__ void einc_skinny_tile(TOut* __restrict__ C, const SA*
     __syncthreads();  // WAR: the A ring (reused below) is no longer read by anyone
 #pragma unroll
     for (int g = 0; g < NP / 8; ++g) {
+      if constexpr (DM) {  // fragment f of warp w: ring rows 32 RM w + 16 f + lane / 4 (+ 8), columns 2 (lane % 4) + e
+#pragma unroll
+        for (int f = 0; f < 2 * RM; ++f)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int m = 32 * RM * (tid >> 5) + 16 * f + 8 * (i >> 1) + (lane >> 2), e = 2 * (lane & 3) + (i & 1);
+            Cs[(e * TY + (m >> 5)) * 33 + (m & 31)] = static_cast<TA>(dacc[f][g][i]);
+          }
+      } else {
 #pragma unroll
       for (int i = 0; i < RM; ++i)
 #pragma unroll
         for (int e = 0; e < 8; ++e) Cs[(e * TY + (tid >> 5) + 8 * i) * 33 + lane] = acc[i][8 * g + e];
+      }
       __syncthreads();  // RAW: the column group is staged
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
