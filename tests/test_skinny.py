@@ -146,10 +146,16 @@ def test_fp32_k_fast_steps_take_the_fp64_fragments(monkeypatch):
         assert ("__launch_bounds__(256, 1)" in k.source) == (dtype == "float32"), what
     p = _plan("ik,kj->ij", [(1100, 13), (13, 8)], "float32")  # C N-fast (staged per warp): FFMA rows
     assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
-    p = _plan("akb,jk->jba", [(40, 19, 37), (24, 19)], "float32")  # M-fast through the 16-byte ring, C staged
-    assert "fp64 tensor cores" in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
+    head = lambda subs, shapes: emit_step(p := _plan(subs, shapes, "float32"), p.steps[-1],
+                                          gett_tile="skinny").source.split("\n\n")[0]
+    # M-fast through the 16-byte ring, C staged: fragments for few tiles (TCCG akb: 288), FFMA
+    # rows for many (akbc: 1512), either way when forced
+    assert "fp64 tensor cores" in head("akb,jk->jba", [(384, 384, 384), (24, 384)])
+    assert "fp64 tensor cores" not in head("akbc,jk->cjba", [(96, 96, 84, 96), (24, 96)])
+    monkeypatch.setenv("EINC_SKINNY_DMMA_MFAST", "1")
+    assert "fp64 tensor cores" in head("akbc,jk->cjba", [(96, 96, 84, 96), (24, 96)])
     monkeypatch.setenv("EINC_SKINNY_DMMA_MFAST", "0")
-    assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
+    assert "fp64 tensor cores" not in head("akb,jk->jba", [(384, 384, 384), (24, 384)])
     monkeypatch.setattr(emit_skinny, "DMMA", False)
     p = _plan(*KFAST32[0][:3])
     assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]

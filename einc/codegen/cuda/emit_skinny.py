@@ -33,9 +33,10 @@ TILE = "skinny"
 KSPLIT_MIN_SLICES = 2  # BK-slices a K range of a split tile takes at least
 # fp32 steps with K-fast A whose C is stored per row, or M-fast A through the 16-byte ring,
 # multiply on the fp64 tensor cores (mma m16n8k8 .f64: exact products, 53-bit sums, one
-# rounding per output); EINC_SKINNY_DMMA=0 keeps the FFMA rows (GPUs before sm_90),
-# EINC_SKINNY_DMMA_MFAST=0 for the M-fast ring only
+# rounding per output) -- the M-fast ring only for few tiles (emit_skinny); EINC_SKINNY_DMMA=0
+# keeps the FFMA rows (GPUs before sm_90)
 DMMA = os.environ.get("EINC_SKINNY_DMMA", "1") != "0"
+MFAST_DMMA_WAVES = 3  # M-fast ring: fragments only for at most this many tiles per SM (see emit_skinny)
 SMEM_PER_SM = 233472  # H100/H200: 228 KB of shared memory per SM, 1 KB of it reserved per block
 
 
@@ -210,7 +211,13 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
     # the fp64 fragments: 2 RM x NP / 8 fragments of four fp64 sums per lane (96 registers at
     # NP = 24) leave room for one block per SM
-    mv_dm = mv and not one_axis and os.environ.get("EINC_SKINNY_DMMA_MFAST", "1") != "0"  # (the MV ring)
+    # The M-fast ring takes them only where its tiles are few (at most MFAST_DMMA_WAVES x SM_COUNT:
+    # one block per SM then runs the last wave as halves for a smaller share of the time than
+    # two blocks do): session 11g, same run, akb (288 tiles) 0.111-0.115 ms against the FFMA
+    # rows' 0.126, but akbc / abkc (1512 tiles) 0.163 / 0.153-0.156 against 0.159 / 0.139 and the
+    # folded 48-wide cases 0.367-0.407 against 0.299-0.346. EINC_SKINNY_DMMA_MFAST=1 / =0: always / never.
+    mfast = os.environ.get("EINC_SKINNY_DMMA_MFAST")
+    mv_dm = mv and not one_axis and (mfast == "1" or (mfast is None and tiles <= MFAST_DMMA_WAVES * SM_COUNT))
     dm = (DMMA and compute.name == "float32" and ((a_kfast and not lay.stage_c) or mv_dm) and not lay.stage_n
           and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
     minb = 1 if acc > 4 or rm >= 4 or dm else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
