@@ -197,6 +197,36 @@ def test_emulated_fragments_with_two_k_groups(monkeypatch, subs, shapes, dtype, 
     assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
 
 
+def test_fragments_only_where_fp64_tensor_cores_run_at_full_rate():
+    from einc.codegen.cuda.emit_smallmn import fp64_tensor_cores
+    assert [fp64_tensor_cores(a) for a in ("sm_90", "sm_90a", "sm_100a", "sm_80", "sm_86", "sm_89", "sm_120")] == \
+        [True, True, True, False, False, False, False]
+    p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
+    heads = {a: emit_step(p, p.steps[0], a).source.split("\n\n")[0] for a in ("sm_90", "sm_80", "sm_89")}
+    assert "fp64 tensor cores" in heads["sm_90"]
+    assert all("fp64 tensor cores" not in heads[a] and "6x6 per thread" in heads[a] for a in ("sm_80", "sm_89"))
+    q = api.plan_for("abk,kj->bja", [(384, 376, 384), (384, 24)], "float32", backend="cuda")  # skinny, K-fast
+    assert "fp64 tensor cores" in emit_step(q, q.steps[0], "sm_90").source.split("\n\n")[0]
+    assert "fp64 tensor cores" not in emit_step(q, q.steps[0], "sm_86").source.split("\n\n")[0]
+
+
+@needs_emulator
+@pytest.mark.parametrize("m,n", [(40, 20), (50, 110)], ids=["3x3 fragments, one warp", "1x7 fragments, 4x2 warps"])
+def test_emulated_fragment_tiles(m, n):
+    """Fragment tiles beyond the 72 one: several m16 fragments per warp (rows 40 of 48), and
+    warps on both axes with ragged columns (110 of 112)."""
+    from einc.codegen.cuda.emit_smallmn import dmma_tile
+    fm, fn, wm, wn, _, _ = dmma_tile(m, n)
+    assert (fm > 1) if m == 40 else (wm > 1 and wn > 1)
+    subs, shapes = "abc,cbd->ad", [(m, 3, 70), (70, 3, n)]
+    rng = np.random.default_rng(m + n)
+    ops = [make(rng, s, "float32") for s in shapes]
+    p = _plan(subs, shapes, "float32")
+    assert f"{fm}x{fn} fragments" in emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
+    got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
+    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+
+
 @needs_emulator
 def test_emulated_fragment_sums_are_fp64():
     """+-2^24 and ones: fp32 running sums lose the ones; the fragment path's sums are exact."""

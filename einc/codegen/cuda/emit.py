@@ -172,8 +172,9 @@ def compile_options(arch: str) -> dict:
 def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | None = None) -> CudaStepKernel:
     """The CUDA kernel for ``step`` of ``plan`` (family from ``step.strategy``).
 
-    ``arch`` does not change the source today (the runtime compiles for it); it is
-    accepted so that tile choices may depend on it later. ``gett_tile`` forces one of
+    ``arch`` is the device's: fp32 smallmn and skinny steps take the fp64 tensor cores only
+    where they run at full rate (``emit_smallmn.fp64_tensor_cores``); otherwise the source
+    does not depend on it (the runtime compiles for it). ``gett_tile`` forces one of
     ``GETT_TILES`` (the SIMT kernel, even where tensor cores apply) or of
     ``emit_mma.MMA_TILES`` (tests use it to run the large tiles on small problems), or
     ``"skinny"`` (emit_skinny.py) for a step with a small N or M group, ``"smallmn"``
@@ -189,9 +190,9 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
         from .emit_smallmn import TILE as SMALLMN, emit_smallmn, smallmn_layout
         # a planned smallmn step may write partial tiles for a later step: always honoured
         if SMALLMN in (planned, gett_tile) and smallmn_layout(step, 0) is not None:
-            return emit_smallmn(step, dtypes, compute)
+            return emit_smallmn(step, dtypes, compute, arch=arch)
         if (gett_tile or planned) == SKINNY and skinny_layout(step, 1) is not None:
-            return emit_skinny(step, dtypes, compute)
+            return emit_skinny(step, dtypes, compute, arch=arch)
         from .emit_stream import TILE as STREAM, emit_stream, stream_applies
         if (gett_tile or planned) == STREAM and stream_applies(step, dtypes, compute):
             return emit_stream(step, dtypes, compute)

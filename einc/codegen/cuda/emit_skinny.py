@@ -24,6 +24,7 @@ import numpy as np
 from ...ir import Step
 from .emit import (_ACC_SIZE, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv,
                    _gett_applies, _group_offsets, _header, _label, _merge, _name, _types)
+from .emit_smallmn import fp64_tensor_cores
 
 NP_MAX = 32  # columns a thread keeps in registers (RM x NP accumulators)
 MIN_ROWS = 4096  # big-group elements (x batch) below which the GEMM tiles are as good
@@ -33,8 +34,8 @@ TILE = "skinny"
 KSPLIT_MIN_SLICES = 2  # BK-slices a K range of a split tile takes at least
 # fp32 steps with K-fast A whose C is stored per row, or M-fast A through the 16-byte ring,
 # multiply on the fp64 tensor cores (mma m16n8k8 .f64: exact products, 53-bit sums, one
-# rounding per output) -- the M-fast ring only for few tiles (emit_skinny); EINC_SKINNY_DMMA=0
-# keeps the FFMA rows (GPUs before sm_90)
+# rounding per output) -- the M-fast ring only for few tiles (emit_skinny) -- on GPUs with
+# full-rate fp64 tensor cores (emit_smallmn.fp64_tensor_cores); EINC_SKINNY_DMMA=0 keeps FFMA rows
 DMMA = os.environ.get("EINC_SKINNY_DMMA", "1") != "0"
 MFAST_DMMA_WAVES = 3  # M-fast ring: fragments only for at most this many tiles per SM (see emit_skinny)
 SMEM_PER_SM = 233472  # H100/H200: 228 KB of shared memory per SM, 1 KB of it reserved per block
@@ -165,7 +166,7 @@ def skinny_modes_line(lay: SkinnyLayout) -> str:
             f"k {' '.join(L['k'])}" + (f" | X folds in a mode of extent {lay.x2[0]}" if lay.x2 else ""))
 
 
-def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
+def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKernel:
     from .emit_skinny_mma import emit_skinny_mma, skinny_mma_applies
     if skinny_mma_applies(step, dtypes, compute):  # fp16/bf16: tensor cores (skinny_mma.cuh)
         return emit_skinny_mma(step, dtypes, compute)
@@ -218,7 +219,8 @@ def emit_skinny(step: Step, dtypes, compute) -> CudaStepKernel:
     # folded 48-wide cases 0.367-0.407 against 0.299-0.346. EINC_SKINNY_DMMA_MFAST=1 / =0: always / never.
     mfast = os.environ.get("EINC_SKINNY_DMMA_MFAST")
     mv_dm = mv and not one_axis and (mfast == "1" or (mfast is None and tiles <= MFAST_DMMA_WAVES * SM_COUNT))
-    dm = (DMMA and compute.name == "float32" and ((a_kfast and not lay.stage_c) or mv_dm) and not lay.stage_n
+    dm = (DMMA and fp64_tensor_cores(arch) and compute.name == "float32" and ((a_kfast and not lay.stage_c) or mv_dm)
+          and not lay.stage_n
           and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
     minb = 1 if acc > 4 or rm >= 4 or dm else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
 

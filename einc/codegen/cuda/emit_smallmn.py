@@ -39,7 +39,7 @@ SMEM_PER_SM = 227 * 1024
 LIMITS = {4: ((84, 320, 2), (120, 512, 1)), 8: ((168, 384, 1), (232, 256, 1))}
 # fp32 steps multiply on the fp64 tensor cores (mma.sync m16n8k16 .f64, sm_90): exact products,
 # 53-bit sums, one rounding to fp32 per partial tile. EINC_SMALLMN_DMMA=0 keeps the FFMA tiles
-# (other GPUs: before sm_90 the kernel falls back to shuffles).
+# (other GPUs take them anyway: fp64_tensor_cores).
 DMMA = os.environ.get("EINC_SMALLMN_DMMA", "1") != "0"
 DMMA_FRAGS = 12  # 16x8 fragments per warp at most (8 accumulator words each)
 DMMA_WARPS = 16  # warps per k-group at most
@@ -214,21 +214,32 @@ def dmma_registers(fm: int, fn: int) -> int:
     return 8 * fm * fn + 16 * fm + 8 + 72  # (ptxas: 168 at 1 x 9)
 
 
-def dmma_applies(dtypes, compute) -> bool:
-    """Whether the fragment path runs the step: fp32 everywhere (async copies, no conversion)."""
-    return DMMA and compute.name == "float32" and _async_ok(dtypes, compute)
+FP64_TENSOR_ARCHS = (90, 100)  # sm_90 (H100/H200), sm_100 (B200): mma m16n8k{8,16} .f64 at full rate
+
+
+def fp64_tensor_cores(arch: str) -> bool:
+    """Whether ``arch`` ("sm_90", "sm_90a", ...) runs fp64 mma at a rate worth fp32 work:
+    sm_80's m8n8k4 measures no faster than FFMA, and sm_86/89/120 run fp64 at 1/64."""
+    digits = "".join(ch for ch in arch[3:] if ch.isdigit())
+    return bool(digits) and int(digits) in FP64_TENSOR_ARCHS
+
+
+def dmma_applies(dtypes, compute, arch: str = "sm_90") -> bool:
+    """Whether the fragment path runs the step: fp32 everywhere (async copies, no conversion)
+    on a GPU with full-rate fp64 tensor cores."""
+    return DMMA and compute.name == "float32" and _async_ok(dtypes, compute) and fp64_tensor_cores(arch)
 
 
 def _async_ok(dtypes, compute) -> bool:
     return compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
 
 
-def geometry(step: Step, dtypes, compute) -> dict:
+def geometry(step: Step, dtypes, compute, arch: str = "sm_90") -> dict:
     """Everything the kernel's shape depends on: tile, box, stages, threads, slices."""
     lay = smallmn_layout(step, 0)
     acc = _ACC_SIZE[_COMPUTE[compute.name][1]]
     nb, M, N, K = lay.sizes
-    dm = dmma_applies(dtypes, compute) and dmma_tile(max(M, 1), max(N, 1)) is not None
+    dm = dmma_applies(dtypes, compute, arch) and dmma_tile(max(M, 1), max(N, 1)) is not None
     if dm:
         rm, rn, tm, tn, kg, minb = dmma_tile(max(M, 1), max(N, 1))
         rp, cp, nt = 16 * tm * rm, 8 * tn * rn, 32 * tm * tn * kg
@@ -331,10 +342,10 @@ def _config(step: Step, key: str, default):
     return next((x[1] for x in step.config if isinstance(x, tuple) and len(x) == 2 and x[0] == key), default)
 
 
-def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaStepKernel:
+def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None, arch: str = "sm_90") -> CudaStepKernel:
     """The kernel; with 16-byte pieces (``a_vec``/``b_vec``: None decides) it carries a
     scalar twin the runtime launches when an operand's pointer is not 16-byte aligned."""
-    geo = geometry(step, dtypes, compute)
+    geo = geometry(step, dtypes, compute, arch)
     lay = geo["lay"]
     assert geo["slices"] < 2 ** 31, "the kernel decodes slices in 32 bits"
     tout, tcn, tan, tin = _types(dtypes, compute)
@@ -409,6 +420,6 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None) -> CudaSte
     header = _header(step, family, dtypes, compute, modes_line, launch, "double" if dm else "")
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "smallmn.cuh"], spec)
     aligned = tuple(i for i, v in ((1, a_vec), (2, b_vec)) if v)
-    twin = emit_smallmn(step, dtypes, compute, False, False) if aligned else None
+    twin = emit_smallmn(step, dtypes, compute, False, False, arch) if aligned else None
     return CudaStepKernel(name, source, key, (max(1, min(nb, 2 ** 31 - 1)), 1, 1), (nt, 1, 1), geo["smem"],
                           tuple(tables), 8 * len(words), tuple(words), aligned, twin)
