@@ -83,7 +83,7 @@ template <int RM_, int RN_, int TM_, int TN_, int KG_, int TX_, int S_, int BK_ 
 struct EincSmallTile {
   static constexpr int RM = RM_, RN = RN_, TM = TM_, TN = TN_, KG = KG_, TX = TX_, S = S_, BK = BK_, QU = QU_;
   static constexpr bool OCT = OCT_;  // octet thread order (see einc_small_place)
-  // DM: fp32 products on the fp64 tensor cores (einc_dmma16816): each warp owns RM x RN
+  // DM: fp32 products on the fp64 tensor cores (einc_dmma<16>): each warp owns RM x RN
   // fragments of 16 x 8, the group TM x TN warps; else each thread RM x RN, the group TM x TN threads
   static constexpr bool DM = DM_;
   static constexpr int TY = BK / TX, RP = (DM ? 16 : 1) * TM * RM, CP = (DM ? 8 : 1) * TN * RN;
@@ -99,31 +99,7 @@ template <class Cfg, class TA> constexpr int einc_small_pad() {
   return Cfg::DM ? 16 : 16 / static_cast<int>(sizeof(TA));
 }
 
-// D += A B for one 16x8x16 fragment product in fp64 (mma.sync m16n8k16 .f64, sm_90: the shape
-// that runs at the full fp64 tensor rate; m8n8k4 measured half of it). Lane l = 4 g + t holds
-// a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)], b[j] = B[t + 4 j][g], d[i] = D[g + 8 (i / 2)][2 t + i % 2].
-// Before sm_90 (and in the CPU emulator) the same product through shuffles.
-__device__ __forceinline__ void einc_dmma16816(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
-      "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
-      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
-        "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
-#else
-  const int l = static_cast<int>(threadIdx.x & 31), g = l >> 2, c = 2 * (l & 3);
-#pragma unroll
-  for (int k = 0; k < 16; ++k) {
-    const int q = k >> 2, src = k & 3;
-    const double b0 = __shfl_sync(0xffffffffu, b[q], 4 * c + src), b1 = __shfl_sync(0xffffffffu, b[q], 4 * (c + 1) + src);
-    const double a0 = __shfl_sync(0xffffffffu, a[2 * q], 4 * g + src), a1 = __shfl_sync(0xffffffffu, a[2 * q + 1], 4 * g + src);
-    d[0] += a0 * b0;
-    d[1] += a0 * b1;
-    d[2] += a1 * b0;
-    d[3] += a1 * b1;
-  }
-#endif
-}
+// (einc_dmma, the fp64 fragment product, is in skinny.cuh)
 
 // Thread u of a compute group -> (ty, tx). Plain: u = ty TN + tx. With TN = 12 a quarter-warp
 // (8 threads: one phase of an LDS.128) can hold columns c and c + 8 (tx 8..11 of one row and
@@ -389,7 +365,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
 #pragma unroll
           for (int e = 0; e < 4; ++e) bd[e] = static_cast<double>(v.v[e]);
 #pragma unroll
-          for (int i = 0; i < RM; ++i) einc_dmma16816(dacc[i][j], ad[i], bd);
+          for (int i = 0; i < RM; ++i) einc_dmma<16>(dacc[i][j], ad[i], bd);
         }
       }
       return;
