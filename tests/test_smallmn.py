@@ -17,7 +17,7 @@ from einc.codegen.cuda import emit_smallmn
 from einc.codegen.cuda.emit import emit_step
 from einc.codegen.cuda.emit_smallmn import micro_tile, smallmn_layout
 
-from oracle import assert_matches
+from oracle import assert_matches, summed_terms
 from test_cuda_codegen import emulate, make, needs_emulator, ptxas
 
 # (subscripts, shapes, dtype, what it pins)
@@ -40,13 +40,6 @@ def _plan(subs, shapes, dtype):
     return api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
 
 
-def _terms(subs, shapes):
-    """Products summed into each output element: the extents of the summed labels."""
-    ins, out = subs.split("->")
-    ext = {c: n for t, s in zip(ins.split(","), shapes) for c, n in zip(t, s)}
-    return max(1, int(np.prod([ext[c] for c in ext if c not in out])))
-
-
 @needs_emulator
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
 def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
@@ -55,7 +48,7 @@ def test_emulated_smallmn_matches_numpy(subs, shapes, dtype, what):
     p = _plan(subs, shapes, dtype)
     assert smallmn_layout(p.steps[-1], 0) is not None
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @needs_emulator
@@ -72,7 +65,7 @@ def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, wha
     assert "EincSmallTile<" in (src := emit_step(p, p.steps[-1], gett_tile="smallmn").source)
     assert ", 64, 1, " in src.split("einc_smallmn<")[-1]
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @needs_emulator
@@ -93,10 +86,10 @@ def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype):
     cuts = [m for m in gemm.modes if isinstance(m.label, KSlice)]
     assert cuts and all(m.kind == "batch" for m in cuts)
     got = emulate(p, ops, max_grid=3)  # fewer blocks than parts: the kernel grid-strides
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
     cpu = np.full(p.out_shape, np.nan, dtype=p.out_dtype)
     Executable(p)(ops, cpu)  # the cut plan is an ordinary plan: the CPU executor agrees
-    assert_matches(cpu, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(cpu, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
@@ -165,7 +158,7 @@ def test_emulated_ffma_tiles_for_fp32(monkeypatch, subs, shapes, dtype, what):
     src = emit_step(p, p.steps[-1], gett_tile="smallmn").source
     assert "fragments of 16x8" not in src.split("\n\n")[0]
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 def test_fp32_takes_the_fp64_fragments_and_other_types_do_not():
@@ -194,7 +187,7 @@ def test_emulated_fragments_with_two_k_groups(monkeypatch, subs, shapes, dtype, 
     head = emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
     assert "fp64 tensor cores" in head and "x 2 k-group(s)" in head
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 def test_fragments_only_where_fp64_tensor_cores_run_at_full_rate():
@@ -224,7 +217,7 @@ def test_emulated_fragment_tiles(m, n):
     p = _plan(subs, shapes, "float32")
     assert f"{fm}x{fn} fragments" in emit_step(p, p.steps[-1], gett_tile="smallmn").source.split("\n\n")[0]
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @needs_emulator
@@ -252,7 +245,7 @@ def test_emulated_octet_thread_order_on_the_72_tile(monkeypatch):
     p = _plan(subs, shapes, "float32")
     assert "12, 2, 8, 3, 32, 1, true, false>" in emit_step(p, p.steps[-1], gett_tile="smallmn").source
     got = emulate(p, ops, max_grid=1, gett_tile="smallmn")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 def test_micro_tile_covers_72_exactly():
@@ -273,7 +266,7 @@ def test_gpu_smallmn_matches_numpy(monkeypatch, subs, shapes, dtype, what):
     p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
     assert any(("tile", "smallmn") in s.config for s in p.steps)
     got = einc.einsum(subs, *ops, backend="cuda", strategy="gett")
-    assert_matches(got, subs, *ops, terms=_terms(subs, shapes))
+    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
 
 
 @pytest.mark.gpu

@@ -179,9 +179,9 @@ def _micro_tile(M, N, acc, regs, max_nt, _):
 def dmma_tile(M: int, N: int):
     """(FM, FN, WM, WN, KG, blocks per SM) for the fragment path, or None where no tile fits
     the registers: FM x FN fragments of 16 x 8 per warp, WM x WN warps per k-group, KG
-    k-groups. The least padded output, weighted by
-    the fp32 -> fp64 conversions per product ((8 FM + 4 FN) per FM FN products; a warp's
-    conversion costs about an eighth of a product), then enough warps to hide latency.
+    k-groups. The least padded output, weighted by the fp32 -> fp64 conversions per product
+    ((8 FM + 4 FN) per FM FN products; a warp's conversion costs about an eighth of a
+    product), then enough warps to hide latency.
     EINC_SMALLMN_DTILE=FM,FN and EINC_SMALLMN_KG (experiments) force the choice."""
     force = os.environ.get("EINC_SMALLMN_DTILE")
     forced = tuple(int(v) for v in force.split(",")) if force else None
@@ -239,9 +239,10 @@ def geometry(step: Step, dtypes, compute, arch: str = "sm_90") -> dict:
     lay = smallmn_layout(step, 0)
     acc = _ACC_SIZE[_COMPUTE[compute.name][1]]
     nb, M, N, K = lay.sizes
-    dm = dmma_applies(dtypes, compute, arch) and dmma_tile(max(M, 1), max(N, 1)) is not None
+    frag = dmma_tile(max(M, 1), max(N, 1)) if dmma_applies(dtypes, compute, arch) else None
+    dm = frag is not None
     if dm:
-        rm, rn, tm, tn, kg, minb = dmma_tile(max(M, 1), max(N, 1))
+        rm, rn, tm, tn, kg, minb = frag
         rp, cp, nt = 16 * tm * rm, 8 * tn * rn, 32 * tm * tn * kg
     else:
         rm, rn, tm, tn, kg, minb = micro_tile(max(M, 1), max(N, 1), acc)

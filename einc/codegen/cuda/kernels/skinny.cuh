@@ -92,8 +92,9 @@ template <int NP_, int RM_, int BK_, int S_, int KU_ = 2, int MV_ = 0, int DM_ =
   static constexpr int NP = NP_, RM = RM_, BK = BK_, S = S_, KU = KU_;  // KU: k unrolled (M-fast ring)
   static constexpr bool MV = MV_ != 0;  // M-fast A in 16-byte pieces when aligned (shared ring)
   // DM (fp32, K-fast A or the M-fast MV ring; C staged along Y or stored per row): products on
-  // the fp64 tensor cores, each warp owning
-  // the ring rows [32 RM w, 32 RM (w + 1)) as 2 RM fragments of 16 rows x all NP columns
+  // the fp64 tensor cores, each warp owning the ring rows [32 RM w, 32 RM (w + 1)) as 2 RM
+  // fragments of 16 rows x all NP columns (the two rings' fragment loops differ in their A and
+  // B addressing only; kept written out, as measured, 11f/11g)
   static constexpr bool DM = DM_ != 0;
   static constexpr int NT = 256, TY = 8 * RM, BM = NT * RM;
   // K-fast A rows in shared memory: 16-byte aligned; padded for the per-thread LDS.128 reads,

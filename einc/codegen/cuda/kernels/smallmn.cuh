@@ -43,8 +43,9 @@
 // fp32 steps (DM, the emitter's default on sm_90) multiply on the fp64 tensor cores instead:
 // each warp owns RM x RN fragments of 16 x 8 (mma.sync m16n8k16 .f64), converting its A and
 // B pieces from fp32 as it reads them (exact), so products are exact and sums carry 53 bits;
-// each output of the block's partial tile rounds once, to the output's type. 72^5 measured 0.154-0.175 ms against the FFMA tile's
-// 0.187-0.189 in the same runs (session 11; m8n8k4, sm_80's shape, ran at half the rate).
+// each output of the block's partial tile rounds once, to the output's type. 72^5 measured
+// 0.154-0.175 ms against the FFMA tile's 0.187-0.189 in the same runs (session 11; m8n8k4,
+// sm_80's shape, ran at half the rate).
 //
 // Pipelines:
 //  - ASYNC (storage = accumulator type: fp32, fp64, int32, int64): S-stage cp.async ring.
@@ -129,7 +130,7 @@ template <class Cfg, class TA> constexpr int einc_small_smem() {
   constexpr int pitch = Cfg::BK + einc_small_pad<Cfg, TA>();
   constexpr int tables = (Cfg::RP + Cfg::CP + 1) / 2 * 16;
   constexpr int ring = Cfg::S * (Cfg::RP + Cfg::CP) * pitch * static_cast<int>(sizeof(TA));
-  constexpr int red = (Cfg::KG - 1) * Cfg::RP * Cfg::CP * static_cast<int>(sizeof(TA));
+  constexpr int red = (Cfg::KG - 1) * Cfg::RP * Cfg::CP * (Cfg::DM ? 8 : static_cast<int>(sizeof(TA)));  // (DM: fp64 sums)
   return tables + (ring > red ? ring : red);
 }
 
