@@ -46,7 +46,7 @@ def sass_counts(kernel) -> str:
     if out_dir:
         with open(os.path.join(out_dir, f"{kernel.name}.sass"), "w") as g:
             g.write(sass)
-    ops = {op: sass.count(op) for op in ("HGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "LDSM", "LDGSTS", "UTMALDG", "FFMA", "F2F.F64.F32") if op in sass}
+    ops = {op: sass.count(op) for op in ("HGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "LDSM", "LDGSTS", "UTMALDG", "FFMA", "F2F.F64.F32", "DMUL") if op in sass}
     return " ".join(f"{k}={v}" for k, v in ops.items())
 
 

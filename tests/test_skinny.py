@@ -76,6 +76,8 @@ def _tail(monkeypatch, mode, p):
     if mode == "whole":
         monkeypatch.setenv("EINC_SKINNY_TAIL", "0")
     elif mode == "mixed":
+        # halves run RM / 2 rows: two-row kernels only (the K-fast fp64 fragments default to one)
+        monkeypatch.setenv("EINC_SKINNY_KFAST_RM", "2")
         for sms in range(1, 64):
             monkeypatch.setattr(emit_skinny, "SM_COUNT", sms)
             tiles, whole = _words(p)
@@ -102,6 +104,21 @@ def test_emulated_skinny_tile_schedules(monkeypatch, subs, shapes, dtype, what, 
     assert whole == tiles if mode == "whole" else 0 < whole < tiles
     got = emulate(p, ops, max_grid=2, gett_tile="skinny")
     assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
+
+
+def test_k_fast_fragments_take_one_row_per_thread_and_two_blocks(monkeypatch):
+    """K-fast A on the fp64 fragments: one row per thread (116 registers: two blocks per SM);
+    the FFMA rows (no fp64 tensor cores) keep two rows and their halves."""
+    from einc.codegen.cuda import emit_skinny
+    p = api.plan_for("abk,kj->bja", [(384, 376, 384), (384, 24)], "float32", backend="cuda")
+    k = emit_step(p, p.steps[0], "sm_90")
+    assert "EincSkinnyTile<24, 1, " in k.source and "__launch_bounds__(256, 2)" in k.source
+    assert "fp64 tensor cores" in k.source.split("\n\n")[0]
+    k = emit_step(p, p.steps[0], "sm_86")
+    assert "EincSkinnyTile<24, 2, " in k.source and "fp64 tensor cores" not in k.source.split("\n\n")[0]
+    monkeypatch.setenv("EINC_SKINNY_KFAST_RM", "2")
+    k = emit_step(p, p.steps[0], "sm_90")
+    assert "EincSkinnyTile<24, 2, " in k.source and "__launch_bounds__(256, 1)" in k.source
 
 
 def test_ragged_x_folds_a_second_mode_and_fills_the_lanes():
@@ -135,15 +152,15 @@ KFAST32 = [c for c in CASES + TAIL if c[2] == "float32" and "K-fast" in c[3] and
 
 
 def test_fp32_k_fast_steps_take_the_fp64_fragments(monkeypatch):
-    """fp32, A K-fast with C stored per row or M-fast through the 16-byte ring: fragments (one
-    block per SM); C N-fast, other types, or DMMA off: FFMA rows."""
+    """fp32, A K-fast with C stored per row or M-fast through the 16-byte ring: fragments (K-fast:
+    one row per thread); C N-fast, other types, or DMMA off: FFMA rows (two rows)."""
     from einc.codegen.cuda import emit_skinny
     for subs, shapes, dtype, what in KFAST32 + [c for c in CASES if c[3] == "int8 wraps in int32, K-fast"]:
         p = _plan(subs, shapes, dtype)
         k = emit_step(p, p.steps[-1], gett_tile="skinny")
         head = k.source.split("\n\n")[0]
         assert ("fp64 tensor cores" in head) == (dtype == "float32"), what
-        assert ("__launch_bounds__(256, 1)" in k.source) == (dtype == "float32"), what
+        assert ("1 row(s) per thread" in head) == (dtype == "float32") != ("2 row(s) per thread" in head), what
     p = _plan("ik,kj->ij", [(1100, 13), (13, 8)], "float32")  # C N-fast (staged per warp): FFMA rows
     assert "fp64 tensor cores" not in emit_step(p, p.steps[-1], gett_tile="skinny").source.split("\n\n")[0]
     head = lambda subs, shapes: emit_step(p := _plan(subs, shapes, "float32"), p.steps[-1],

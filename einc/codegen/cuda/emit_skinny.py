@@ -187,7 +187,12 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     # two rows per thread like M-fast A (B's shared loads per FMA halved: ncu on abk showed
     # the shared-memory pipe as the top stall with one row); EINC_SKINNY_KFAST_RM=1 for A/B
     a_kfast = async_ok and a_item == 4 and not tab_k and lay.k[0][1][1] == 1 if lay.k else False
-    rm = int(os.environ.get("EINC_SKINNY_KFAST_RM", RM)) if a_kfast else RM
+    # ... except on the fp64 fragments (below): one row per thread there (116 registers, so two
+    # blocks per SM; sessions 12b-d, same runs: cabk 0.149-0.163 ms against 0.179-0.199 with two
+    # rows and one block, abk 0.135-0.147 against 0.143-0.153; EINC_SKINNY_DM_MINB=1 the same)
+    kfast_dm = (a_kfast and DMMA and fp64_tensor_cores(arch) and compute.name == "float32" and not lay.stage_c
+                and not lay.stage_n and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
+    rm = int(os.environ.get("EINC_SKINNY_KFAST_RM", 1 if kfast_dm else RM)) if a_kfast else RM
     # EINC_SKINNY_RM=4 (experiments): four rows per thread halve B's shared loads per FMA but
     # need a block per SM; measured slower on the H200 (akdbc,jk->cjbda 11.6 -> 7.5 TFLOP/s)
     rm = int(os.environ.get("EINC_SKINNY_RM", rm)) if not a_kfast else rm
@@ -222,7 +227,8 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     dm = (DMMA and fp64_tensor_cores(arch) and compute.name == "float32" and ((a_kfast and not lay.stage_c) or mv_dm)
           and not lay.stage_n
           and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
-    minb = 1 if acc > 4 or rm >= 4 or dm else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2
+    minb = (1 if acc > 4 or rm >= 4 or (dm and rm > 1) else int(os.environ.get("EINC_SKINNY_DM_MINB", 2)) if dm
+            else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2)
 
     def smem_for(stages):
         rows = BM_ROWS * ((BK if dm else BK + 4) if a_kfast else BK) + (8 * BK if dm and not a_kfast else 0)
