@@ -682,6 +682,30 @@ def test_permute_tiles_only_copies_it_can_fill():
     assert (32, 1, 32) in long.tile and (2, 32, 1024) in long.outer
 
 
+def test_simt_copies_ask_l2_for_128_bytes_and_the_switch_turns_it_off(monkeypatch):
+    """cp.async's ".L2::128B" (session 12f-g: abk 0.137 -> 0.107-0.111 ms) in the SIMT families'
+    sources, not in the tensor-core ones; EINC_L2_PREFETCH=0 leaves it out, =256 sets it everywhere."""
+    hint = '#define EINC_L2_HINT ".L2::{}B"'
+    cases = [("abk,kj->bja", [(384, 376, 384), (384, 24)], "float32", True),    # skinny
+             ("abcd,dbea->ec", [(72,) * 4] * 2, "float32", True),               # smallmn
+             ("ij,jk->ik", [(512, 512), (512, 512)], "float32", True),          # gett
+             ("ij,jk->ik", [(512, 512), (512, 512)], "bfloat16", False),        # mma / wgmma
+             ("abk,kj->bja", [(384, 376, 384), (384, 24)], "bfloat16", False)]  # skinny_mma
+    for subs, shapes, dt, simt in cases:
+        p = api.plan_for(subs, shapes, dt, backend="cuda")
+        k = emit_step(p, p.steps[0], "sm_90")
+        assert (hint.format(128) in k.source) == simt, (subs, dt)
+        assert "EINC_L2_HINT \" [%0]" in k.source  # the copies carry the qualifier
+    monkeypatch.setenv("EINC_L2_PREFETCH", "0")
+    p = api.plan_for(*cases[0][:3], backend="cuda")
+    assert "#define EINC_L2_HINT \"." not in emit_step(p, p.steps[0], "sm_90").source
+    monkeypatch.setenv("EINC_L2_PREFETCH", "256")
+    p = api.plan_for(*cases[3][:3], backend="cuda")
+    k = emit_step(p, p.steps[0], "sm_90")
+    assert hint.format(256) in k.source
+    ptxas(k, k.arch or "sm_90")  # (ptxas takes the qualifier on the tensor-core copies too)
+
+
 def test_kernel_sources_avoid_what_nvrtc_13_0_cannot_compile():
     """The H200 image's NVRTC 13.0 segfaults (no error: the process dies) compiling a generic
     lambda (`auto` parameters) that also takes a reference to an array, `const T (&x)[N]`;

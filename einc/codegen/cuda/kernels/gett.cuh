@@ -148,7 +148,7 @@ template <class T> __device__ __forceinline__ void einc_cp_async(T* dst, const T
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async moves 4, 8 or 16 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(sizeof(T)),
+  asm volatile("cp.async.ca.shared.global" EINC_L2_HINT " [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(sizeof(T)),
                "r"(ok ? static_cast<int>(sizeof(T)) : 0));
 #else
   *dst = ok ? *src : zero<T>();
@@ -196,10 +196,10 @@ __device__ __forceinline__ void einc_cp_run(T* dst, const T* src, bool ok, bool 
     for (int h = 0; h < L / VN; ++h) {
       const unsigned sd = static_cast<unsigned>(__cvta_generic_to_shared(dst + h * VN));
       if constexpr (VB == 16) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sd), "l"(src + h * VN),
+        asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(sd), "l"(src + h * VN),
                      "r"(ok ? 16 : 0));
       } else {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(sd), "l"(src + h * VN),
+        asm volatile("cp.async.ca.shared.global" EINC_L2_HINT " [%0], [%1], 8, %2;\n" ::"r"(sd), "l"(src + h * VN),
                      "r"(ok ? 8 : 0));
       }
     }

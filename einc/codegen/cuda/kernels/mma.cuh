@@ -80,7 +80,7 @@ __device__ __forceinline__ unsigned einc_lds32(unsigned addr) {
 // 16-byte asynchronous copy, zero-filled (source not read) when !ok.
 __device__ __forceinline__ void einc_cp16(unsigned dst, const void* src, bool ok) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
 #endif
 }
 

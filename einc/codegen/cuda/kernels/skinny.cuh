@@ -111,7 +111,7 @@ template <int NP_, int RM_, int BK_, int S_, int KU_ = 2, int MV_ = 0, int DM_ =
 template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const T* src) {  // all 16
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+  asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16;\n" ::"r"(s), "l"(src));
 #else
   const unsigned char* q = reinterpret_cast<const unsigned char*>(src);
   for (int i = 0; i < 16; ++i) reinterpret_cast<unsigned char*>(dst)[i] = q[i];
@@ -120,7 +120,7 @@ template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const
 template <class T> __device__ __forceinline__ void einc_cp_async16(T* dst, const T* src, int bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+  asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
 #else
   unsigned char* d = reinterpret_cast<unsigned char*>(dst);
   const unsigned char* q = reinterpret_cast<const unsigned char*>(src);
@@ -133,7 +133,7 @@ template <class T> __device__ __forceinline__ void einc_cp_async_n(T* dst, const
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async moves 4, 8 or 16 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(sizeof(T)), "r"(bytes));
+  asm volatile("cp.async.ca.shared.global" EINC_L2_HINT " [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(sizeof(T)), "r"(bytes));
 #else
   if (bytes) *dst = *src; else for (unsigned i = 0; i < sizeof(T); ++i) reinterpret_cast<unsigned char*>(dst)[i] = 0;
 #endif

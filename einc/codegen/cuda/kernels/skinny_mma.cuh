@@ -84,7 +84,7 @@ template <class Cfg, int ORDER> struct EincSkinnyMmaStage {
 // 16-byte asynchronous copy of `bytes` (0..16, the rest zero-filled; src not read at 0).
 __device__ __forceinline__ void einc_smma_cp16(unsigned dst, const void* src, int bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+  asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 #endif
 }
 __device__ __forceinline__ void einc_smma_st16(unsigned dst, unsigned short v) {
