@@ -190,8 +190,9 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     # ... except on the fp64 fragments (below): one row per thread there (116 registers, so two
     # blocks per SM; sessions 12b-d, same runs: cabk 0.149-0.163 ms against 0.179-0.199 with two
     # rows and one block, abk 0.135-0.147 against 0.143-0.153; EINC_SKINNY_DM_MINB=1 the same)
-    kfast_dm = (a_kfast and DMMA and fp64_tensor_cores(arch) and compute.name == "float32" and not lay.stage_c
-                and not lay.stage_n and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
+    dm_ok = (DMMA and fp64_tensor_cores(arch) and compute.name == "float32" and not lay.stage_n
+             and os.environ.get("EINC_SKINNY_KSPLIT") != "1")  # (the fragments' conditions but the A path's)
+    kfast_dm = dm_ok and a_kfast and not lay.stage_c
     rm = int(os.environ.get("EINC_SKINNY_KFAST_RM", 1 if kfast_dm else RM)) if a_kfast else RM
     # EINC_SKINNY_RM=4 (experiments): four rows per thread halve B's shared loads per FMA but
     # need a block per SM; measured slower on the H200 (akdbc,jk->cjbda 11.6 -> 7.5 TFLOP/s)
@@ -224,9 +225,7 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     # folded 48-wide cases 0.367-0.407 against 0.299-0.346. EINC_SKINNY_DMMA_MFAST=1 / =0: always / never.
     mfast = os.environ.get("EINC_SKINNY_DMMA_MFAST")
     mv_dm = mv and not one_axis and (mfast == "1" or (mfast is None and tiles <= MFAST_DMMA_WAVES * SM_COUNT))
-    dm = (DMMA and fp64_tensor_cores(arch) and compute.name == "float32" and ((a_kfast and not lay.stage_c) or mv_dm)
-          and not lay.stage_n
-          and os.environ.get("EINC_SKINNY_KSPLIT") != "1")
+    dm = kfast_dm or (dm_ok and mv_dm)
     minb = (1 if acc > 4 or rm >= 4 or (dm and rm > 1) else int(os.environ.get("EINC_SKINNY_DM_MINB", 2)) if dm
             else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2)
 
