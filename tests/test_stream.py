@@ -313,3 +313,34 @@ def test_gpu_stream_mma_ccsd_t_either_way_misaligned_and_strided(monkeypatch, al
     monkeypatch.setenv("EINC_STREAM", "1")
     big = _t16((24, 24, 20, 48), "bfloat16", 4)[:, :, :, ::2]  # strided A: no unit stride
     _check16(subs, [big, b], "bfloat16")
+
+
+LONG_K_CASES = [
+    ("ap,srqp->srqa", [(96, 96), (5, 7, 9, 96)], "ao2mo's layout, K = 96, N = 96 resident"),
+    ("ik,kj->ij", [(300, 120), (120, 70)], "K = 120, B N-major, ragged"),
+    ("ki,kj->ij", [(100, 130), (100, 200)], "both MN-major, K = 100"),
+]
+
+
+@pytest.mark.parametrize("subs,shapes,what", LONG_K_CASES, ids=[c[2] for c in LONG_K_CASES])
+def test_stream_mma_past_k64_takes_one_block_per_sm_without_spills(monkeypatch, subs, shapes, what):
+    monkeypatch.setenv("EINC_STREAM_MMA_KMAX", "128")
+    monkeypatch.setattr("einc.codegen.cuda.emit_mma.MIN_WORK", 0)
+    p = api.plan_for(subs, shapes, "bfloat16", backend="cuda", strategy="gett")
+    k = emit_step(p, p.steps[-1], gett_tile="stream")
+    assert "__launch_bounds__(256, 1)" in k.source and k.grid[0] <= 132
+    regs, st, ld, log = ptxas(k)
+    assert st == 0 and ld == 0, log
+    monkeypatch.delenv("EINC_STREAM_MMA_KMAX")
+    assert not stream_applies(p.steps[-1], [np.dtype("bfloat16")] * 3, np.dtype("float32"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("subs,shapes,what", LONG_K_CASES, ids=[c[2] for c in LONG_K_CASES])
+def test_gpu_stream_mma_past_k64_matches_numpy(monkeypatch, subs, shapes, what):
+    monkeypatch.setenv("EINC_STREAM", "1")
+    monkeypatch.setenv("EINC_STREAM_MMA_KMAX", "128")
+    monkeypatch.setattr("einc.codegen.cuda.emit_mma.MIN_WORK", 0)
+    p = api.plan_for(subs, shapes, "bfloat16", backend="cuda", strategy="gett")
+    assert p.steps[-1].config == (("tile", "stream"),)
+    _check16(subs, [_t16(s, "bfloat16", i + 3) for i, s in enumerate(shapes)], "bfloat16")

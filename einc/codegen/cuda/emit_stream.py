@@ -28,11 +28,17 @@ from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _
 
 TILE = "stream"
 K_MAX_MMA = 64  # 16-bit: 128 bytes of k, 4 mma k-steps
+
+
+def k_max_mma() -> int:
+    """K_MAX_MMA, or EINC_STREAM_MMA_KMAX (an experiment switch: longer K, fewer blocks per SM)."""
+    return int(os.environ.get("EINC_STREAM_MMA_KMAX", K_MAX_MMA))
 K_MAX = 32  # all of K in one slice: 2 stages x KP x 264 x 4 bytes = 66 KB at KP = 32, + 12 KB of offsets
 BM = BN = 128
 RM = RN = 8
 NT = (BM // RM) * (BN // RN)
 BLOCKS_PER_SM = 2  # 128 registers, 2 x 62.9 KB (KP = 24, both groups tabled)
+SMEM_PER_SM = 227 * 1024  # dynamic shared memory the blocks of one SM can hold (sm_90)
 MIN_WAVES = 4  # tiles per resident block below which gett's one-tile blocks are as good
 
 
@@ -63,7 +69,7 @@ def stream_applies(step: Step, dtypes, compute) -> bool:
     if len(gett_layout(step, BM, BN, metadata=False).G["b"]) > 1:
         return False  # a tabled batch: its per-tile lookups spilled the fp32 kernel (20 bytes at 128 registers)
     if _mma(step, dtypes, compute) is not None:
-        return 1 <= _k(step) <= K_MAX_MMA
+        return 1 <= _k(step) <= k_max_mma()
     return (compute.name == "float32" and all(np.dtype(d) == compute for d in dtypes[1:])
             and 1 <= _k(step) <= K_MAX)
 
@@ -186,7 +192,6 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     struct, E, what = _OPS[_mma(step, dtypes, compute)]
     K = _k(step)
     KB = _cdiv(K * E, 32) * 32
-    minb = BLOCKS_PER_SM
     lay = gett_layout(step, BM, BN)
     G, ta, tb, tabled = lay.G, lay.ta, lay.tb, lay.tabled
     a_kmaj, b_kmaj = not _has_unit(G["m"], ta), not _has_unit(G["n"], tb)
@@ -197,6 +202,7 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
     staging = WM * WN * (BM // WM) * ((BN // WN) * dtypes[0].itemsize + 16)  # one area per warp
     smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + staging
+    minb = BLOCKS_PER_SM if BLOCKS_PER_SM * smem <= SMEM_PER_SM else 1  # K past K_MAX_MMA: one block
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_kmaj, b_kmaj, vec_a, vec_b, along_m)
