@@ -25,21 +25,21 @@ from ...errors import EincError
 from ...ir import Step
 from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
                    _has_unit, _header, _name, _types, emit_step, gett_layout)
+from .emit_skinny import SMEM_PER_SM
 
 TILE = "stream"
 K_MAX_MMA = 64  # 16-bit: 128 bytes of k, 4 mma k-steps
-
-
-def k_max_mma() -> int:
-    """K_MAX_MMA, or EINC_STREAM_MMA_KMAX (an experiment switch: longer K, fewer blocks per SM)."""
-    return int(os.environ.get("EINC_STREAM_MMA_KMAX", K_MAX_MMA))
 K_MAX = 32  # all of K in one slice: 2 stages x KP x 264 x 4 bytes = 66 KB at KP = 32, + 12 KB of offsets
 BM = BN = 128
 RM = RN = 8
 NT = (BM // RM) * (BN // RN)
 BLOCKS_PER_SM = 2  # 128 registers, 2 x 62.9 KB (KP = 24, both groups tabled)
-SMEM_PER_SM = 227 * 1024  # dynamic shared memory the blocks of one SM can hold (sm_90)
 MIN_WAVES = 4  # tiles per resident block below which gett's one-tile blocks are as good
+
+
+def k_max_mma() -> int:
+    """K_MAX_MMA, or EINC_STREAM_MMA_KMAX (an experiment switch: a longer K takes one block per SM)."""
+    return int(os.environ.get("EINC_STREAM_MMA_KMAX", K_MAX_MMA))
 
 
 def _k(step: Step) -> int:
@@ -202,7 +202,7 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
     staging = WM * WN * (BM // WM) * ((BN // WN) * dtypes[0].itemsize + 16)  # one area per warp
     smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + staging
-    minb = BLOCKS_PER_SM if BLOCKS_PER_SM * smem <= SMEM_PER_SM else 1  # K past K_MAX_MMA: one block
+    minb = BLOCKS_PER_SM if BLOCKS_PER_SM * (smem + 1024) <= SMEM_PER_SM else 1  # K past K_MAX_MMA: one
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_kmaj, b_kmaj, vec_a, vec_b, along_m)
