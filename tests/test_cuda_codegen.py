@@ -682,23 +682,25 @@ def test_permute_tiles_only_copies_it_can_fill():
     assert (32, 1, 32) in long.tile and (2, 32, 1024) in long.outer
 
 
-def test_simt_copies_ask_l2_for_128_bytes_and_the_switch_turns_it_off(monkeypatch):
-    """cp.async's ".L2::128B" (session 12f-g: abk 0.137 -> 0.107-0.111 ms) in the SIMT families'
-    sources, not in the tensor-core ones; EINC_L2_PREFETCH=0 leaves it out, =256 sets it everywhere."""
+def test_copies_ask_l2_for_128_bytes_and_the_switch_turns_it_off(monkeypatch):
+    """cp.async's ".L2::128B" in every family's sources (session 12f-g: abk fp32 0.137 ->
+    0.107-0.111 ms; 13a: skinny_mma abk bf16 0.077 -> 0.064); EINC_L2_PREFETCH=0 leaves it
+    out, =256 sets that size."""
     hint = '#define EINC_L2_HINT ".L2::{}B"'
-    cases = [("abk,kj->bja", [(384, 376, 384), (384, 24)], "float32", True),    # skinny
-             ("abcd,dbea->ec", [(72,) * 4] * 2, "float32", True),               # smallmn
-             ("ij,jk->ik", [(512, 512), (512, 512)], "float32", True),          # gett
-             ("ij,jk->ik", [(512, 512), (512, 512)], "bfloat16", False),        # mma / wgmma
-             ("abk,kj->bja", [(384, 376, 384), (384, 24)], "bfloat16", False)]  # skinny_mma
-    for subs, shapes, dt, simt in cases:
+    cases = [("abk,kj->bja", [(384, 376, 384), (384, 24)], "float32", "skinny"),
+             ("abcd,dbea->ec", [(72,) * 4] * 2, "float32", "smallmn"),
+             ("ij,jk->ik", [(512, 512), (512, 512)], "float32", "gett"),
+             ("ij,jk->ik", [(512, 512), (512, 512)], "bfloat16", "wgmma"),
+             ("abk,kj->bja", [(384, 376, 384), (384, 24)], "bfloat16", "skinny_mma")]
+    for subs, shapes, dt, family in cases:
         p = api.plan_for(subs, shapes, dt, backend="cuda")
         k = emit_step(p, p.steps[0], "sm_90")
-        assert (hint.format(128) in k.source) == simt, (subs, dt)
+        assert family in k.name and hint.format(128) in k.source, (subs, dt, k.name)
         assert "EINC_L2_HINT \" [%0]" in k.source  # the copies carry the qualifier
     monkeypatch.setenv("EINC_L2_PREFETCH", "0")
-    p = api.plan_for(*cases[0][:3], backend="cuda")
-    assert "#define EINC_L2_HINT \"." not in emit_step(p, p.steps[0], "sm_90").source
+    for case in (cases[0], cases[3]):
+        p = api.plan_for(*case[:3], backend="cuda")
+        assert "#define EINC_L2_HINT \"." not in emit_step(p, p.steps[0], "sm_90").source
     monkeypatch.setenv("EINC_L2_PREFETCH", "256")
     p = api.plan_for(*cases[3][:3], backend="cuda")
     k = emit_step(p, p.steps[0], "sm_90")

@@ -264,13 +264,12 @@ def _header(step, family_line, dtypes, compute, modes_line, launch_lines, acc: s
 
 def _assemble(header: str, files, spec: str) -> str:
     parts = [header]
-    # cp.async's L2 prefetch size (common.cuh, EINC_L2_HINT): 128 bytes for the SIMT families
-    # (skinny, smallmn, gett: session 12f, same run, abk 0.149-0.153 -> 0.109-0.110 ms, cabk
-    # 0.156-0.168 -> 0.131, 72^5 0.166-0.171 -> 0.157-0.159; 256 bytes less); none for the tensor-
-    # core ones (not measured). EINC_L2_PREFETCH=0 | 64 | 128 | 256 sets it for every family.
-    l2 = os.environ.get("EINC_L2_PREFETCH")
-    if l2 is None and not any(f in files for f in ("mma.cuh", "skinny_mma.cuh", "wgmma.cuh", "stream_mma.cuh")):
-        l2 = "128"
+    # cp.async's L2 prefetch size (common.cuh, EINC_L2_HINT): 128 bytes for every family.
+    # SIMT (session 12f, same run): abk 0.149-0.153 -> 0.109-0.110 ms, cabk 0.156-0.168 ->
+    # 0.131, 72^5 0.166-0.171 -> 0.157-0.159 (256 bytes less); tensor-core (session 13a, bf16):
+    # skinny_mma abk 0.077-0.085 -> 0.064-0.068, cabk -8%, akb -5%, wgmma s3 ap,srqp -4%,
+    # the rest within noise. EINC_L2_PREFETCH=0 | 64 | 128 | 256 sets it.
+    l2 = os.environ.get("EINC_L2_PREFETCH", "128")
     if l2 in ("64", "128", "256"):
         parts.append(f'#define EINC_L2_HINT ".L2::{l2}B"\n')
     for f in files:

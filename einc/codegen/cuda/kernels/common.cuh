@@ -19,7 +19,7 @@
 // (int <-> float, real <-> complex, anything -> bool) happens exactly once, at the
 // numpy-visible type.
 #pragma once
-// The L2 prefetch qualifier of the skinny / smallmn / gett cp.async copies (".L2::128B" asks
+// The L2 prefetch qualifier of every family's cp.async copies (".L2::128B" asks
 // L2 to fetch the 128 bytes around each copy's sector: the next k of a K-fast row, the next x
 // run of a slice, arrive from L2). EINC_L2_PREFETCH=64|128|256 sets it (emit._assemble).
 #ifndef EINC_L2_HINT
