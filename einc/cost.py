@@ -97,6 +97,8 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # bf16 749, tf32 340; 256x128ws bf16 7056x8064x8064 (jinm,lknm->lkji) 689-713
              "wgmma128x256ws": 1.4, "wgmma256x128ws": 1.4,
              "wgmma128x128s3": 0.92,  # short K only (not timed on a long-K GEMM): 128x128's rate
+             # short K only; 8192^3 bf16 0.79x cuBLAS against 128x256ws's 0.88 (session 14b)
+             "wgmma128x128ws1": 1.2,
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy

@@ -108,6 +108,8 @@ COMPILE = [
     # short K: three stages at two blocks per SM
     ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128s3"),
     ("abk,kcd->acbd", [(64, 17, 24), (24, 32, 16)], "float16", None, "wgmma128x128s3"),
+    ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128ws1"),  # one consumer warpgroup
+    ("ik,jk->ij", [(256, 96), (256, 96)], "int8", None, "wgmma128x128ws1"),
 ]
 
 
@@ -167,7 +169,8 @@ GPU_CASES = [
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("tile", ["mma64x64", "mma128x128k128", "mma128x256", "wgmma128x128", "wgmma128x256",
-                                  "wgmma256x128", "wgmma256x128ws", "wgmma128x256ws", "wgmma128x128s3"])
+                                  "wgmma256x128", "wgmma256x128ws", "wgmma128x256ws", "wgmma128x128s3",
+                                  "wgmma128x128ws1"])
 @pytest.mark.parametrize("expr,shapes,dtype,precision", GPU_CASES)
 def test_mma_against_numpy(monkeypatch, expr, shapes, dtype, precision, tile):
     """Every tile of both tensor-core kernels (wgmma cases whose layout it can't take run
@@ -324,7 +327,7 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
-@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws"])
+@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1"])
 @pytest.mark.parametrize("tma", [True, False])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, tile, max_grid):

@@ -48,9 +48,14 @@ WGMMA_TILES = {
     # room (97 KB with the epilogue's staging tile) for two blocks per SM, so one block's
     # epilogue overlaps the other's loads
     "wgmma128x128s3": (128, 128, 3, None),
+    # one consumer warpgroup computing both 64-row strips (128 accumulators) beside the
+    # producer: 256 threads at 128 registers (setmaxnreg 56 / 200) and 97 KB, two blocks per
+    # SM, so one block's epilogue overlaps the other's slices (short-K steps)
+    "wgmma128x128ws1": (128, 128, 3, (56, 200)),
 }
+M_STRIPS = {"wgmma128x128ws1": 2}  # 64-row strips per consumer warpgroup (the rest: 1)
 # blocks per SM the launch bounds ask for (the rest: 1)
-MIN_BLOCKS = {"wgmma128x128s3": 2}
+MIN_BLOCKS = {"wgmma128x128s3": 2, "wgmma128x128ws1": 2}
 SHORT_K = 128  # K (elements) up to which a step takes the three-stage tile
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
 # the warp-specialised tiles' producer copies boxes by TMA where tma_maps fits
@@ -75,6 +80,12 @@ def choose_tile(step: Step) -> str:
     # TMA boxes need M one strided mode of A only (C's rows have their offsets in the epilogue)
     m_ok = not lay.tabled["m"] or (TMA and _collapsed(lay.G["m"], lay.ta) is not None)
     ws_fits = m_ok and lay.ext["k"] >= 256
+    if step.compute.kind == "f" and m_ok and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * SM_COUNT:
+        # one or two slices per tile: two blocks per SM, each one producer and one consumer
+        # warpgroup (bf16, session 14b, same runs, ms, against the three-stage all-loader
+        # tile): ao2mo bq,srqa 0.164 / 0.163 -> 0.145 / 0.146, ap,srqp 0.131 / 0.127 ->
+        # 0.122 / 0.115, ccsd_t amji,cbkm 0.100 / 0.099 -> 0.098 / 0.105
+        return "wgmma128x128ws1"
     if step.compute.kind == "f" and ws_fits:
         # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
         # warp-specialised 128x256 0.88-0.96x cuBLAS, 256x128 0.79-0.87x, the all-loader
@@ -123,7 +134,7 @@ def smem_bytes(tile: str) -> int:
 def threads(tile: str) -> int:
     """Threads per block: 128 per consumer warpgroup (BM/64) and one producer warpgroup."""
     bm, _, _, ws = WGMMA_TILES[tile]
-    return (bm // 64 + (ws is not None)) * 128
+    return (bm // 64 // M_STRIPS.get(tile, 1) + (ws is not None)) * 128
 
 
 def operand_fit(step: Step, op: str):
@@ -265,7 +276,8 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     rank = len(tmaps[0].dims) if tmaps else 0
     tma_opt = int(os.environ.get("EINC_WGMMA_TMA_OPT", "0")) if rank else 0  # kernels/wgmma.cuh TMA_OPT
     group_m = int(os.environ.get("EINC_WGMMA_GROUP_M", "8"))  # A/B measurements of the tile order
-    gm = f", {group_m}" if group_m != 8 else ""
+    mh = M_STRIPS.get(cfg, 1)
+    gm = f", {group_m}" + (f", {mh}" if mh > 1 else "") if group_m != 8 or mh > 1 else ""
     tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
@@ -279,7 +291,8 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
             f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta{tm_arg});\n}}\n")
     g = lay.gdesc
     family = (f"wgmma (Hopper warpgroup tensor cores, m64n{BN}k{_PTX[op][3]}{_PTX[op][0]}); "
-              f"{BM}x{BN} tiles, {BM // 64} warpgroups"
+              f"{BM}x{BN} tiles, {BM // 64 // mh} warpgroup{'s' if BM // 64 // mh > 1 else ''}"
+              + (f" of {mh} 64-row strips" if mh > 1 else "")
               + (f" + a producer warpgroup (mbarrier full/empty per stage"
                  + (f", setmaxnreg {ws[0]}/{ws[1]}" if ws[0] else "") + ")" if ws else "")
               + f", {S}-stage ring of 128-byte K slices in "

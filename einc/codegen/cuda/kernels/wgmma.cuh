@@ -161,12 +161,14 @@ template <int BN> __device__ __forceinline__ int einc_b_mn_off(int k, int nc) {
 // (BN/2) and `static void run(Acc* d, desc a, desc b)` issuing one wgmma.
 // WS: one extra (producer) warpgroup; REG_P / REG_C: its and the consumers' setmaxnreg
 // targets (0: keep the launch allocation).
-template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0, int GROUP_M_ = 8>
+// MH: 64-row strips per consumer warpgroup (2: one warpgroup computes all 128 rows of a
+// 128-row tile, so a 256-thread block of it and its producer leaves room for two per SM).
+template <int BM_, int BN_, int S_, bool WS_ = false, int REG_P_ = 0, int REG_C_ = 0, int GROUP_M_ = 8, int MH_ = 1>
 struct EincWgmmaTile {
-  static constexpr int BM = BM_, BN = BN_, S = S_;
+  static constexpr int BM = BM_, BN = BN_, S = S_, MH = MH_;
   static constexpr bool WS = WS_;
   static constexpr int REG_P = REG_P_, REG_C = REG_C_;
-  static constexpr int WG = BM / 64, NTC = WG * 128, NT = NTC + (WS ? 128 : 0);
+  static constexpr int WG = BM / 64 / MH, NTC = WG * 128, NT = NTC + (WS ? 128 : 0);
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
   static constexpr int STAGE_C = BM * (BN + 8) * 4 + BM * 8;  // the epilogue's tile (fp32/int32) and row offsets
   static constexpr int GROUP_M = GROUP_M_;  // tile rows walked together (gett.cuh einc_tile_origin)
@@ -345,16 +347,17 @@ template <class Cfg, int E, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ> str
 template <class Cfg, class Mma, bool B_KMAJ, bool TMA = false>
 __device__ __forceinline__ void einc_wgmma_slice(typename Mma::Acc* d, unsigned st, int wg) {
   constexpr int BN = Cfg::BN;
-  const unsigned sa = st + wg * 64 * 128, sb = st + Cfg::A_BYTES;
+  const unsigned sa = st + wg * Cfg::MH * 64 * 128, sb = st + Cfg::A_BYTES;
   einc_wgmma_fence();
 #pragma unroll
   for (int ks = 0; ks < 4; ++ks) {  // 4 x 32 bytes of k
-    const unsigned long long da = einc_gmma_desc(sa + ks * 32, 16, 1024);
     const unsigned long long db = B_KMAJ ? einc_gmma_desc(sb + ks * 32, 16, 1024)
                                   : TMA  ? einc_gmma_desc(sb + ks * 2048, Mma::LBO_MN_T, Mma::SBO_MN_T)
                                          : einc_gmma_desc(sb + ks * 2 * (BN / 64) * 1024, Mma::LBO_MN,
                                                           Mma::SBO_MN);
-    Mma::run(d, da, db);
+#pragma unroll
+    for (int mh = 0; mh < Cfg::MH; ++mh)  // (strip mh's accumulators follow strip mh-1's)
+      Mma::run(d + mh * Mma::NACC, einc_gmma_desc(sa + mh * 64 * 128 + ks * 32, 16, 1024), db);
   }
   einc_wgmma_commit();
 }
@@ -378,16 +381,19 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
   {
     const int wg = tid >> 7, w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      Acc* row = stile + (wg * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
+    for (int mh = 0; mh < Cfg::MH; ++mh)
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        EincVec<Acc, 2> v;
-        v.v[0] = d[4 * j + 2 * h];
-        v.v[1] = d[4 * j + 2 * h + 1];
-        *reinterpret_cast<EincVec<Acc, 2>*>(row + 8 * j) = v;
+      for (int h = 0; h < 2; ++h) {
+        Acc* row = stile + ((wg * Cfg::MH + mh) * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
+        const Acc* dm = d + mh * Mma::NACC;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          EincVec<Acc, 2> v;
+          v.v[0] = dm[4 * j + 2 * h];
+          v.v[1] = dm[4 * j + 2 * h + 1];
+          *reinterpret_cast<EincVec<Acc, 2>*>(row + 8 * j) = v;
+        }
       }
-    }
   }
   // Row offsets of C for this tile, looked up once (a row's threads all need them).
   long long* rowoff = reinterpret_cast<long long*>(stile + BM * PITCH);
@@ -468,9 +474,9 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
     const Loader ld(tid, static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,
                     static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, m0, n0, p);
 
-    Acc d[Mma::NACC];
+    Acc d[Cfg::MH * Mma::NACC];
 #pragma unroll
-    for (int j = 0; j < Mma::NACC; ++j) d[j] = Acc(0);
+    for (int j = 0; j < Cfg::MH * Mma::NACC; ++j) d[j] = Acc(0);
 
 #pragma unroll
     for (int s = 0; s < S - 2; ++s) {
@@ -595,9 +601,9 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       long long bi, m0, n0;
       einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
-      Acc d[Mma::NACC];
+      Acc d[Cfg::MH * Mma::NACC];
 #pragma unroll
-      for (int j = 0; j < Mma::NACC; ++j) d[j] = Acc(0);
+      for (int j = 0; j < Cfg::MH * Mma::NACC; ++j) d[j] = Acc(0);
       for (int kt = 0; kt < nk; ++kt, ++it) {
         const unsigned stage = it % S, round = it / S;
         einc_mbar_wait(full0 + 8 * stage, round & 1);
