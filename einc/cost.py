@@ -98,7 +98,7 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "wgmma128x256ws": 1.4, "wgmma256x128ws": 1.4,
              "wgmma128x128s3": 0.92,  # short K only (not timed on a long-K GEMM): 128x128's rate
              # short K only; 8192^3 bf16 0.79x cuBLAS against 128x256ws's 0.88 (session 14b)
-             "wgmma128x128ws1": 1.2,
+             "wgmma128x128ws1": 1.2, "wgmma128x128ws1p": 1.3,  # (ao2mo ws1 -> ws1p: -17 to -26%)
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
@@ -579,7 +579,7 @@ def _tensor_core_tile(step, dtypes, compute, precision, profile) -> str:
     from .codegen.cuda import emit_mma, emit_wgmma
     op = emit_mma.mma_op(step, dtypes, compute, precision)
     if profile.arch == "sm_90" and op is not None and emit_wgmma.ENABLED and emit_wgmma.layout_ok(step, op):
-        return emit_wgmma.choose_tile(step)
+        return emit_wgmma.staged_apart(step, emit_wgmma.choose_tile(step), np.dtype(dtypes[0]).itemsize)
     return emit_mma.choose_tile(step)
 
 

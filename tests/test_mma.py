@@ -110,6 +110,8 @@ COMPILE = [
     ("abk,kcd->acbd", [(64, 17, 24), (24, 32, 16)], "float16", None, "wgmma128x128s3"),
     ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128ws1"),  # one consumer warpgroup
     ("ik,jk->ij", [(256, 96), (256, 96)], "int8", None, "wgmma128x128ws1"),
+    ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128ws1p"),  # C staged apart
+    ("ik,jk->ij", [(256, 72), (256, 72)], "float32", "tf32", "wgmma128x128ws1p"),
 ]
 
 
@@ -119,7 +121,7 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
     from einc.runtime.cuda import compile_cubin
     k = kernel(expr, shapes, dtype, precision, tile, arch="sm_90")
     if tile.startswith("wgmma"):
-        assert k.name.startswith("einc_wgmma_") and k.smem == emit_wgmma.smem_bytes(tile)
+        assert k.name.startswith("einc_wgmma_") and k.smem == emit_wgmma.smem_bytes(tile, np.dtype(dtype).itemsize)
         ws = emit_wgmma.WGMMA_TILES[tile][3] is not None
         assert ("einc_wgmma_gett_ws<" in k.source) == ws and k.block[0] == emit_wgmma.threads(tile)
     else:
@@ -327,7 +329,7 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
-@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1"])
+@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p"])
 @pytest.mark.parametrize("tma", [True, False])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, tile, max_grid):

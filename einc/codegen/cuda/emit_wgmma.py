@@ -52,10 +52,14 @@ WGMMA_TILES = {
     # producer: 256 threads at 128 registers (setmaxnreg 56 / 200) and 97 KB, two blocks per
     # SM, so one block's epilogue overlaps the other's slices (short-K steps)
     "wgmma128x128ws1": (128, 128, 3, (56, 200)),
+    # the same, persistent, with C staged (as its 16-bit type) apart from a two-stage ring:
+    # the producer never waits for an epilogue, it fills the next tile's slices meanwhile
+    "wgmma128x128ws1p": (128, 128, 2, (56, 200)),
 }
-M_STRIPS = {"wgmma128x128ws1": 2}  # 64-row strips per consumer warpgroup (the rest: 1)
+M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup (the rest: 1)
+SEPARATE_STAGING = {"wgmma128x128ws1p"}  # C staged beside the ring; the grid: resident blocks only
 # blocks per SM the launch bounds ask for (the rest: 1)
-MIN_BLOCKS = {"wgmma128x128s3": 2, "wgmma128x128ws1": 2}
+MIN_BLOCKS = {"wgmma128x128s3": 2, "wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}
 SHORT_K = 128  # K (elements) up to which a step takes the three-stage tile
 ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync even on sm_90
 # the warp-specialised tiles' producer copies boxes by TMA where tma_maps fits
@@ -84,7 +88,7 @@ def choose_tile(step: Step) -> str:
         # one or two slices per tile: two blocks per SM, each one producer and one consumer
         # warpgroup (bf16, session 14b, same runs, ms, against the three-stage all-loader
         # tile): ao2mo bq,srqa 0.164 / 0.163 -> 0.145 / 0.146, ap,srqp 0.131 / 0.127 ->
-        # 0.122 / 0.115, ccsd_t amji,cbkm 0.100 / 0.099 -> 0.098 / 0.105
+        # 0.122 / 0.115, ccsd_t amji,cbkm 0.100 / 0.099 -> 0.098 / 0.105 (see staged_apart too)
         return "wgmma128x128ws1"
     if step.compute.kind == "f" and ws_fits:
         # fp16/bf16/tf32 8192^3 NN and TN (scripts/mma_tiles.py, cuBLAS in the same run):
@@ -107,6 +111,18 @@ def choose_tile(step: Step) -> str:
     return loader_tile(step)
 
 
+def staged_apart(step: Step, tile: str, out_bytes: int) -> str:
+    """``tile``, or its persistent form with C staged apart from the ring (ws1 -> ws1p) where
+    that measured faster: the kernel's M or N one tile wide (ao2mo's small operand), C 16-bit.
+    Session 14c, bf16, ws1 -> ws1p, ms: ap,srqp 0.110 -> 0.092, bq,srqa 0.151 -> 0.117, cr,srba
+    0.143 -> 0.106; but 16384x4096x128 (128 x 32 tiles) 0.059 -> 0.088, not understood, so
+    the rule stays where it was measured to win."""
+    ext = gett_layout(step, 128, 128, metadata=False).ext
+    if tile == "wgmma128x128ws1" and out_bytes == 2 and min(ext["m"], ext["n"]) <= 128:
+        return "wgmma128x128ws1p"
+    return tile
+
+
 def loader_tile(step: Step) -> str:
     """The all-loader tile for ``step`` (choose_tile's choice where no warp-specialised one fits)."""
     lay = gett_layout(step, 128, 128, metadata=False)
@@ -125,10 +141,13 @@ def loader_tile(step: Step) -> str:
     return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
 
 
-def smem_bytes(tile: str) -> int:
+def smem_bytes(tile: str, out_bytes: int = 4) -> int:
     bm, bn, stages, ws = WGMMA_TILES[tile]
     # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised)
-    return stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
+    ring = stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
+    if tile in SEPARATE_STAGING:  # C's tile (row pitch bn + 8) and row offsets, 128-byte aligned
+        return (ring + 127) // 128 * 128 + bm * (bn + 8) * out_bytes + bm * 8
+    return ring
 
 
 def threads(tile: str) -> int:
@@ -256,7 +275,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     if fit is None:
         return None
     _, b_kmaj = fit
-    cfg = tile or choose_tile(step)
+    cfg = tile or staged_apart(step, choose_tile(step), dtypes[0].itemsize)
     BM, BN, S, ws = WGMMA_TILES[cfg]
     if ws and tile is None:
         groups = gett_layout(step, BM, BN, metadata=False)
@@ -265,7 +284,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
             BM, BN, S, ws = WGMMA_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     nthreads = threads(cfg)
-    smem = smem_bytes(cfg)
+    smem = smem_bytes(cfg, dtypes[0].itemsize)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
     tout, tcn, tan, _ = _types(dtypes, compute)
@@ -283,7 +302,9 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m)
     name = _name("wgmma", key, dtypes)
-    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + ([str(rank), str(tma_opt)] if rank else []))
+    sep = cfg in SEPARATE_STAGING
+    tail = [str(rank), str(tma_opt)] if rank or sep else []
+    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail + (["true"] if sep else []))
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (", const __grid_constant__ EincTmaps tm", ", &tm") if rank else ("", "")
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
@@ -300,8 +321,12 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
               f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, "
               + (f"TMA boxes (cp.async.bulk.tensor.{rank}d, one producer thread)" if rank else "16-byte cp.async")
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
-    launch = [f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
-              f"(grid-stride, capped at 2^31-1); {smem} bytes of dynamic shared memory; sm_90a",
+    resident = MIN_BLOCKS.get(cfg, 1) * SM_COUNT
+    grid = min(tiles, resident, MAX_GRID) if sep else min(tiles, MAX_GRID)
+    launch = [(f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks ({resident // SM_COUNT} per SM) walking "
+               f"the {BM}x{BN} output tiles, C staged apart from the ring" if sep else
+               f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
+               f"(grid-stride, capped at 2^31-1)") + f"; {smem} bytes of dynamic shared memory; sm_90a",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
     dims = lambda t, w: (("k", "m") if w == "a" else ("k", "n") if b_kmaj else ("n", "k")) + ("batch",) * (len(t.dims) > 2)
     launch += [f"tensor map {w}: EincTmaps.{w} (by value, after the metadata) = cuTensorMapEncodeTiled over "
@@ -311,6 +336,6 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "wgmma.cuh"], spec)
     fallback = emit_mma(plan, step, dtypes, compute, op)
-    return CudaStepKernel(name, source, key, (max(1, min(tiles, MAX_GRID)), 1, 1), (nthreads, 1, 1), smem,
+    return CudaStepKernel(name, source, key, (max(1, grid), 1, 1), (nthreads, 1, 1), smem,
                           lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a",
                           tmaps=tmaps)

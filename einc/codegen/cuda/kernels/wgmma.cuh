@@ -60,6 +60,9 @@
 #include "gett.cuh"
 #include "mma.cuh"
 
+template <bool B, class T1, class T2> struct EincIf { using T = T1; };
+template <class T1, class T2> struct EincIf<false, T1, T2> { using T = T2; };
+
 __device__ __forceinline__ unsigned long long einc_gmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {
   // start address, leading and stride byte offsets (all >> 4), swizzle mode 1 = 128 bytes
   return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
@@ -369,29 +372,39 @@ __device__ __forceinline__ void einc_wgmma_slice(typename Mma::Acc* d, unsigned 
 // adjacent columns per thread (below). BAR (with NTE threads) is the barrier
 // between the two halves: 0 = the whole block (NTE must then be every thread).
 // Accumulator 4j+q sits at row 16*warp + g + 8*(q/2) of the warpgroup's 64, column
-// 8j + 2t + q%2.
-template <class Cfg, class Mma, int NTE, int BAR, bool TAB_B, bool TAB_M, bool TAB_N, class TOut, class TC, class TA>
+// 8j + 2t + q%2. OUT: the tile is staged already converted to C's type (half the bytes
+// of a 16-bit C, so it fits beside the ring: einc_wgmma_gett_ws SEP), else as Acc in the
+// stages.
+template <class Cfg, class Mma, int NTE, int BAR, bool TAB_B, bool TAB_M, bool TAB_N, class TOut, class TC, class TA,
+          bool OUT = false>
 __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const typename Mma::Acc* d,
                                                     unsigned char* stage0, int tid, long long bi, long long m0,
                                                     long long n0, const EincGettMeta& p) {
   using Acc = typename Mma::Acc;
+  using TS = typename EincIf<OUT, TOut, Acc>::T;  // the staged element
   constexpr int BM = Cfg::BM, BN = Cfg::BN, PITCH = BN + 8;
-  static_assert(Cfg::STAGE_C <= Cfg::S * Cfg::STAGE, "the staging tile and row offsets fit");
-  Acc* stile = reinterpret_cast<Acc*>(stage0);
+  static_assert(OUT || Cfg::STAGE_C <= Cfg::S * Cfg::STAGE, "the staging tile and row offsets fit");
+  TS* stile = reinterpret_cast<TS*>(stage0);
+  const auto out = [](Acc x) { return EincStore<TOut>::f(cast<TC>(static_cast<TA>(x))); };
   {
     const int wg = tid >> 7, w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
 #pragma unroll
     for (int mh = 0; mh < Cfg::MH; ++mh)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        Acc* row = stile + ((wg * Cfg::MH + mh) * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
+        TS* row = stile + ((wg * Cfg::MH + mh) * 64 + w * 16 + g + 8 * h) * PITCH + 2 * t;
         const Acc* dm = d + mh * Mma::NACC;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
-          EincVec<Acc, 2> v;
-          v.v[0] = dm[4 * j + 2 * h];
-          v.v[1] = dm[4 * j + 2 * h + 1];
-          *reinterpret_cast<EincVec<Acc, 2>*>(row + 8 * j) = v;
+          EincVec<TS, 2> v;
+          if constexpr (OUT) {
+            v.v[0] = out(dm[4 * j + 2 * h]);
+            v.v[1] = out(dm[4 * j + 2 * h + 1]);
+          } else {
+            v.v[0] = dm[4 * j + 2 * h];
+            v.v[1] = dm[4 * j + 2 * h + 1];
+          }
+          *reinterpret_cast<EincVec<TS, 2>*>(row + 8 * j) = v;
         }
       }
   }
@@ -423,10 +436,24 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
     const long long rows = p.M - m0 < BM ? p.M - m0 : BM;
 #pragma unroll 2
     for (int r = tid / CG; r < rows; r += RSTEP) {
-      const Acc* src = stile + r * PITCH + col;
+      const long long ro = rowoff[r];
+      if constexpr (OUT) {
+        const EincVec<TOut, CPT> w = *reinterpret_cast<const EincVec<TOut, CPT>*>(stile + r * PITCH + col);
+        TOut* q = C + ro + c[0];
+        if (VEC && run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
+#pragma unroll
+          for (int h = 0; h < (VEC ? PIECES : 1); ++h)
+            reinterpret_cast<EincVec<unsigned, 4>*>(q)[h] = reinterpret_cast<const EincVec<unsigned, 4>*>(&w)[h];
+        } else {
+#pragma unroll
+          for (int e = 0; e < CPT; ++e)
+            if (n + e < p.N) C[ro + c[e]] = w.v[e];
+        }
+        continue;
+      }
+      const TS* src = stile + r * PITCH + col;
       const EincVec<Acc, 4> lo = *reinterpret_cast<const EincVec<Acc, 4>*>(src);
       const EincVec<Acc, 4> hi = *reinterpret_cast<const EincVec<Acc, 4>*>(src + 4);
-      const long long ro = rowoff[r];
       TOut* q = C + ro + c[0];
       if (VEC && run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
         EincVec<TOut, CPT> w;
@@ -506,7 +533,7 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 // its first thread copies boxes through the tensor maps ``tm`` (rank 3: a batch dimension),
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
-          class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0>
+          class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
                                                    const EincTmaps* tm = nullptr) {
@@ -528,7 +555,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   const unsigned smem0 = (raw0 + 1023u) & ~1023u;
   // full[s] and empty[s] after the stages (the epilogue's staging stays below them)
   const unsigned full0 = smem0 + S * Cfg::STAGE, empty0 = full0 + 8 * S;
-  unsigned char* const stage_c = einc_wgmma_smem_raw + (smem0 - raw0);
+  // SEP: C is staged (as TOut) after the barriers, apart from the ring, so the producer never
+  // waits for an epilogue: it runs on into the next tile's slices (persistent blocks)
+  unsigned char* const stage_c =
+      einc_wgmma_smem_raw + (smem0 - raw0) + (SEP ? ((S * Cfg::STAGE + 16 * S + 127) & ~127) : 0);
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x, wg = tid >> 7;
 
@@ -590,11 +620,14 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
         }
         // The consumers' full waits already saw every copy land; waiting here too lets the
         // block barrier order them before the epilogue's staging for racecheck as well.
-        asm volatile("cp.async.wait_all;\n" ::: "memory");  // (the copies were never committed as groups)
+        if constexpr (!SEP) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (never committed as groups)
       }
-      einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
-      einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
+      if constexpr (!SEP) {
+        einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
+        einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
+      }
     }
+    if constexpr (SEP && !TMA) asm volatile("cp.async.wait_all;\n" ::: "memory");
   } else {  // consumer warpgroups 0..WG-1
     einc_setmaxnreg_inc<Cfg::REG_C>();
     const bool signals = (tid & 31) == 0;
@@ -614,11 +647,17 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
       einc_wgmma_wait<0>();
       if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
-      einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
-      einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
-      // TMA writes through the async proxy: order the epilogue's generic accesses first
-      if constexpr (TMA) einc_fence_async_smem();
-      einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
+      if constexpr (SEP) {
+        einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA, true>(C, d, stage_c, tid, bi, m0,
+                                                                                        n0, p);
+        einc_named_bar<1, NTC>();  // WAR: the read-out is done before the next tile is staged
+      } else {
+        einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
+        einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
+        // TMA writes through the async proxy: order the epilogue's generic accesses first
+        if constexpr (TMA) einc_fence_async_smem();
+        einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
+      }
     }
   }
 }
