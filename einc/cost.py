@@ -99,6 +99,7 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "wgmma128x128s3": 0.92,  # short K only (not timed on a long-K GEMM): 128x128's rate
              # short K only; 8192^3 bf16 0.79x cuBLAS against 128x256ws's 0.88 (session 14b)
              "wgmma128x128ws1": 1.2, "wgmma128x128ws1p": 1.3,  # (ao2mo ws1 -> ws1p: -17 to -26%)
+             "wgmma128x256wsp": 1.45,  # K <= 1024: 10-16% faster than 128x256ws (session 14e)
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
@@ -662,7 +663,7 @@ def explain_lines(plan, profile=None) -> tuple:
     for s, p in zip(plan.steps, preds):
         cuts = [m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED]
         split = int(np.prod(cuts)) if cuts else None
-        tma = p.family.startswith("wgmma") and p.family.endswith("ws") and _loads_by_tma(plan, s, p.family)
+        tma = p.family.startswith("wgmma") and "ws" in p.family and _loads_by_tma(plan, s, p.family)
         how = f"{p.family}" + (" (TMA)" if tma else "") + (f" split={split}" if split else "")
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",
                "memory": "memory-bound", "launch": "launch-bound"}[p.bound]

@@ -637,7 +637,8 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
     ("ij,jk->ik", dict(i=8192, j=8192, k=8192), "wgmma128x256ws"),             # strided, long K
     ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma256x128ws"),  # tabled N, K
     ("njmi,mknl->lkji", dict(i=96, j=84, k=84, l=96, m=84, n=84), "wgmma128x256ws"),  # both copied: untabled
-    ("lki,jl->kji", dict(i=384, j=376, k=376, l=384), "wgmma128x256ws"),  # kernel M = 376 (swapped)
+    ("lki,jl->kji", dict(i=384, j=376, k=376, l=384), "wgmma128x256wsp"),  # kernel M = 376, K = 384: C apart
+    ("ij,jk->ik", dict(i=16384, j=4096, k=256), "wgmma128x256ws"),            # 128 tiles: one wave at 97%
     ("ki,jk->ji", dict(i=7248, j=7240, k=7248), "wgmma128x256ws"),          # untabled tie
     ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128ws"),  # both copied: pads less
     ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma128x128ws1p"),  # K = 96, N one tile
@@ -681,6 +682,21 @@ def test_permute_tiles_only_copies_it_can_fill():
     assert sets("abcdefgh->abcdefgh", (2,) * 8) in ([], [None])  # same order: no permutation
     long = sets("abcdef->faebdc", (2,) * 5 + (64,))[0]  # the 64-mode joins by 32 elements
     assert (32, 1, 32) in long.tile and (2, 32, 1024) in long.outer
+
+
+@needs_emulator
+@pytest.mark.parametrize("tile", ["128x128x8", "64x64x8"])
+def test_emulated_gett_stores_a_false_run_element_by_element(tile):
+    """C's tabled columns 0, 27, 54, 3, 30, ...: the first and last offsets of the run n = 0..3
+    are 3 apart, yet it is no run (the store checked only those two and wrote 4 adjacent
+    elements). einc_run_contiguous's rule (first, second and last entries) decides it."""
+    subs, shapes = "abe,aecd->dbca", [(3, 3, 2), (3, 2, 3, 3)]
+    rng = np.random.default_rng(3)
+    ops = [make(rng, s_, "float32") for s_ in shapes]
+    p = plan(subs, shapes, "float32", "gett")
+    k = emit_step(p, p.steps[-1], gett_tile=tile)
+    assert k.name.startswith("einc_gett_") and [0, 27, 54, 3] == list(k.tables[-1][:4])
+    assert_matches(emulate(p, ops, gett_tile=tile), subs, *ops, terms=2)
 
 
 def test_copies_ask_l2_for_128_bytes_and_the_switch_turns_it_off(monkeypatch):

@@ -262,7 +262,7 @@ def test_a_tabled_m_takes_the_warp_specialised_tile_only_with_tma(monkeypatch):
     p = einc.api.plan_for("abk,kcd->acbd", [(160, 170, 512), (512, 80, 160)], "bfloat16", backend="cuda")
     (step,) = p.steps
     k = emit_step(p, step, "sm_90")
-    assert k.key[2] == "wgmma128x256ws" and len(k.tmaps) == 2
+    assert k.key[2] == "wgmma128x256wsp" and len(k.tmaps) == 2  # (K = 512: C staged apart)
     monkeypatch.setattr(emit_wgmma, "TMA", False)
     k = emit_step(p, step, "sm_90")
     assert k.key[2] == "wgmma256x128" and not k.tmaps
@@ -329,7 +329,8 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
-@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p"])
+@pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p",
+                                  "wgmma128x256wsp"])
 @pytest.mark.parametrize("tma", [True, False])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, tile, max_grid):

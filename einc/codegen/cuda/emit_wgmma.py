@@ -55,9 +55,16 @@ WGMMA_TILES = {
     # the same, persistent, with C staged (as its 16-bit type) apart from a two-stage ring:
     # the producer never waits for an epilogue, it fills the next tile's slices meanwhile
     "wgmma128x128ws1p": (128, 128, 2, (56, 200)),
+    # 128x256ws with C staged apart (16-bit C: 212 KB with a three-stage ring), persistent at
+    # one block per SM (a four-stage ws1p at one block per SM measured slower than ws1p
+    # everywhere, session 14d: ap,srqp 0.116 against 0.095 ms)
+    "wgmma128x256wsp": (128, 256, 3, (56, 224)),
 }
-M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup (the rest: 1)
-SEPARATE_STAGING = {"wgmma128x128ws1p"}  # C staged beside the ring; the grid: resident blocks only
+M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
+# C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
+# taken where C's type makes the block outgrow shared memory (4-byte C on 128x256wsp)
+SEPARATE_STAGING = {"wgmma128x128ws1p": "wgmma128x128ws1", "wgmma128x256wsp": "wgmma128x256ws"}
+SMEM_BLOCK = 227 * 1024  # the most dynamic shared memory one block may have (sm_90)
 # blocks per SM the launch bounds ask for (the rest: 1)
 MIN_BLOCKS = {"wgmma128x128s3": 2, "wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}
 SHORT_K = 128  # K (elements) up to which a step takes the three-stage tile
@@ -104,7 +111,9 @@ def choose_tile(step: Step) -> str:
         # (session 7, scripts/tile_sweep.py, same run; untabled 7248^3 keeps 128x256: 1.11 vs 1.29).
         order = ("wgmma256x128ws", "wgmma128x256ws") if lay.tabled["n"] else ("wgmma128x256ws", "wgmma256x128ws")
         dims = lambda t: WGMMA_TILES[t][:2]
-        fits = [(area(*dims(t)), i, t) for i, t in enumerate(order) if tiles(*dims(t)) >= SM_COUNT]
+        # (one wave at >= 90%, e.g. 128 tiles: M 16384 N 256 K 4096 bf16 0.093 -> 0.069 ms against
+        # the all-loader 128x128's 256 tiles, M 8192 N 512 K 8192 0.153 -> 0.105; session 14e)
+        fits = [(area(*dims(t)), i, t) for i, t in enumerate(order) if 10 * tiles(*dims(t)) >= 9 * SM_COUNT]
         if fits:
             return min(fits)[2]
         return "wgmma128x128"
@@ -112,14 +121,20 @@ def choose_tile(step: Step) -> str:
 
 
 def staged_apart(step: Step, tile: str, out_bytes: int) -> str:
-    """``tile``, or its persistent form with C staged apart from the ring (ws1 -> ws1p) where
-    that measured faster: the kernel's M or N one tile wide (ao2mo's small operand), C 16-bit.
-    Session 14c, bf16, ws1 -> ws1p, ms: ap,srqp 0.110 -> 0.092, bq,srqa 0.151 -> 0.117, cr,srba
-    0.143 -> 0.106; but 16384x4096x128 (128 x 32 tiles) 0.059 -> 0.088, not understood, so
-    the rule stays where it was measured to win."""
+    """``tile``, or its persistent form with C staged apart from the ring where that measured
+    faster; both need a 16-bit C (a 4-byte one makes 128x256 outgrow shared memory).
+    ws1 -> ws1p where the kernel's M or N is one tile (K <= 128 already): session 14c, bf16, ms,
+    ap,srqp 0.110 -> 0.092, bq,srqa 0.151 -> 0.117, cr,srba 0.143 -> 0.106 (the one K <= 128 case
+    with both wide was not timed). 128x256ws -> 128x256wsp for K <= 1024: session 14e, ms,
+    lki,jl bf16 0.140-0.150 -> 0.125, fp16 0.141 -> 0.119, abk,kcd (K = 512) 0.893 -> 0.72-0.76,
+    M 8192 N 4096 K 256 0.070 -> 0.060-0.066; at K = 8192 a tie (8192^3 1.498 / 1.495, 14d)."""
+    if out_bytes != 2:
+        return tile
     ext = gett_layout(step, 128, 128, metadata=False).ext
-    if tile == "wgmma128x128ws1" and out_bytes == 2 and min(ext["m"], ext["n"]) <= 128:
+    if tile == "wgmma128x128ws1" and min(ext["m"], ext["n"]) <= 128:
         return "wgmma128x128ws1p"
+    if tile == "wgmma128x256ws" and ext["k"] <= 1024:
+        return "wgmma128x256wsp"
     return tile
 
 
@@ -276,6 +291,8 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
         return None
     _, b_kmaj = fit
     cfg = tile or staged_apart(step, choose_tile(step), dtypes[0].itemsize)
+    if cfg in SEPARATE_STAGING and smem_bytes(cfg, dtypes[0].itemsize) > SMEM_BLOCK:
+        cfg = SEPARATE_STAGING[cfg]
     BM, BN, S, ws = WGMMA_TILES[cfg]
     if ws and tile is None:
         groups = gett_layout(step, BM, BN, metadata=False)

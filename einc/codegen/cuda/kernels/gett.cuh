@@ -166,18 +166,26 @@ template <int N> __device__ __forceinline__ void einc_cp_wait() {
 }
 
 // Whether table entries tab[0..L) (a run starting at a multiple of L <= 8 of a group whose
-// innermost mode has extent >= 2) are consecutive offsets: an aligned run of <= 4 crosses
+// innermost mode has extent >= 2) are consecutive offsets. An aligned run of <= 4 crosses
 // at most one mode boundary (3 consecutive indices hold at most one multiple of an extent
-// >= 3; extent 2 puts one inside a run of 4), so its first and last entries L-1 apart
-// prove it; a run of 8 is two such runs and the step between them.
+// >= 3; extent 2 puts one inside a run of 4), so all its steps but one equal the innermost
+// stride. The first and last entries L-1 apart do not prove it alone: the innermost stride
+// of this tensor need not be 1 (C [0, 27, 54, 3 ...]: steps 27, 27, -51 sum to 3, found by
+// the stream emulator's hypothesis test). With the first step 1 as well, either it is the
+// inner stride (then the one crossing jump is L-1 minus the rest = 1) or it is the
+// crossing and the L-2 inner steps sum to L-2: all steps are 1. A run of 8 is two such
+// runs and the step between them.
 // (`first`: tab[0], which the caller has loaded already.)
 template <int L>
 __device__ __forceinline__ bool einc_run_contiguous(const long long* __restrict__ tab, long long first) {
   static_assert(L == 2 || L == 4 || L == 8, "runs of 2, 4 or 8");
-  if constexpr (L <= 4) {
-    return __ldg(tab + L - 1) == first + L - 1;
+  if constexpr (L == 2) {
+    return __ldg(tab + 1) == first + 1;
+  } else if constexpr (L == 4) {
+    return __ldg(tab + 1) == first + 1 && __ldg(tab + 3) == first + 3;
   } else {
-    return __ldg(tab + 3) == first + 3 && __ldg(tab + 4) == first + 4 && __ldg(tab + 7) == first + 7;
+    return __ldg(tab + 1) == first + 1 && __ldg(tab + 3) == first + 3 && __ldg(tab + 4) == first + 4 &&
+           __ldg(tab + 5) == first + 5 && __ldg(tab + 7) == first + 7;
   }
 }
 
@@ -236,9 +244,9 @@ template <class T> __device__ __forceinline__ void einc_load4(const T* p, T* r) 
 // is unit-stride, into registers; `n` of its elements are inside K (the rest, and all of
 // an out-of-range row, are zeros). Strided K: `src` is the run. Tabled K: `src` is the
 // row and `tab` the run's table entries. Whole runs go as one or two vector loads when
-// they are contiguous (tabled: the first and last offsets are L-1 apart -- a run starts
-// at a multiple of L <= 4 and the innermost extent is >= 2 (bind drops size-1 modes), so
-// it crosses at most one mode boundary, whose jump must then be 1: einc_run_contiguous)
+// they are contiguous (tabled: einc_run_contiguous -- a run starts at a multiple of L <= 4
+// and the innermost extent is >= 2 (bind drops size-1 modes), so it crosses at most one
+// mode boundary)
 // and aligned; other runs load element by element.
 template <int L, bool TAB, class T>
 __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool row_ok, int n,
@@ -303,7 +311,8 @@ __device__ __forceinline__ void einc_tile_store(TOut* __restrict__ C, const TA (
     for (int g = 0; g < RN / 4; ++g) {
       const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
       coff[g] = n < p.N ? col(n) : 0;
-      cvec[g] = n + 3 < p.N && col(n + 3) == coff[g] + 3;
+      // (first, second and last entries: einc_run_contiguous's argument)
+      cvec[g] = n + 3 < p.N && col(n + 1) == coff[g] + 1 && col(n + 3) == coff[g] + 3;
     }
 #pragma unroll
     for (int i = 0; i < RM; ++i) {
@@ -419,7 +428,7 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
     const SB* __restrict__ b_k = b_col + (TAB_K ? 0 : b_kk(0) * p.b_k);
     // M/N runs: how many of the run's rows (columns) exist, and whether the run is one
     // contiguous piece of the operand (strided: the group's stride is 1 by construction;
-    // tabled: first and last offsets L-1 apart, the argument of einc_krun)
+    // tabled: einc_run_contiguous)
     int a_n = 0, b_n = 0;
     bool a_vec = false, b_vec = false;
     if constexpr (A_MVEC) {
