@@ -643,7 +643,7 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
     ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128ws"),  # both copied: pads less
     ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma128x128ws1p"),  # K = 96, N one tile
     ("bq,srqa->srba", dict(a=96, b=84, q=96, r=84, s=84), "wgmma128x128ws1p"),  # K = 96, M one tile
-    ("ij,jk->ik", dict(i=16384, j=128, k=4096), "wgmma128x128ws1"),             # K = 128, wide both ways
+    ("ij,jk->ik", dict(i=16384, j=128, k=4096), "wgmma128x128ws1p"),            # K = 128, wide both ways
     ("amji,cbkm->kjicba", dict(a=24, b=20, c=20, i=24, j=20, k=20, m=24), "wgmma128x128s3"),  # K = 24, tabled M
     ("ij,jk->ik", dict(i=512, j=128, k=512), "wgmma128x128"),                   # K short, few tiles
     ("ij,jk->ik", dict(i=4096, j=160, k=4096), "wgmma256x128"),                 # K = 160 > SHORT_K

@@ -122,18 +122,18 @@ def choose_tile(step: Step) -> str:
 
 def staged_apart(step: Step, tile: str, out_bytes: int) -> str:
     """``tile``, or its persistent form with C staged apart from the ring where that measured
-    faster; both need a 16-bit C (a 4-byte one makes 128x256 outgrow shared memory).
-    ws1 -> ws1p where the kernel's M or N is one tile (K <= 128 already): session 14c, bf16, ms,
-    ap,srqp 0.110 -> 0.092, bq,srqa 0.151 -> 0.117, cr,srba 0.143 -> 0.106 (the one K <= 128 case
-    with both wide was not timed). 128x256ws -> 128x256wsp for K <= 1024: session 14e, ms,
+    faster; both need a 16-bit C (a 4-byte one makes 128x256 outgrow shared memory, and was
+    not timed on ws1p).
+    ws1 -> ws1p (K <= 128 already): session 14c, bf16, ms, ap,srqp 0.110 -> 0.092, bq,srqa 0.151
+    -> 0.117, cr,srba 0.143 -> 0.106; 14f, M 16384 N 4096 K 128 0.096 -> 0.075 (twice).
+    128x256ws -> 128x256wsp for K <= 1024: session 14e, ms,
     lki,jl bf16 0.140-0.150 -> 0.125, fp16 0.141 -> 0.119, abk,kcd (K = 512) 0.893 -> 0.72-0.76,
     M 8192 N 4096 K 256 0.070 -> 0.060-0.066; at K = 8192 a tie (8192^3 1.498 / 1.495, 14d)."""
     if out_bytes != 2:
         return tile
-    ext = gett_layout(step, 128, 128, metadata=False).ext
-    if tile == "wgmma128x128ws1" and min(ext["m"], ext["n"]) <= 128:
+    if tile == "wgmma128x128ws1":
         return "wgmma128x128ws1p"
-    if tile == "wgmma128x256ws" and ext["k"] <= 1024:
+    if tile == "wgmma128x256ws" and gett_layout(step, 128, 128, metadata=False).ext["k"] <= 1024:
         return "wgmma128x256wsp"
     return tile
 

@@ -169,23 +169,23 @@ template <int N> __device__ __forceinline__ void einc_cp_wait() {
 // innermost mode has extent >= 2) are consecutive offsets. An aligned run of <= 4 crosses
 // at most one mode boundary (3 consecutive indices hold at most one multiple of an extent
 // >= 3; extent 2 puts one inside a run of 4), so all its steps but one equal the innermost
-// stride. The first and last entries L-1 apart do not prove it alone: the innermost stride
-// of this tensor need not be 1 (C [0, 27, 54, 3 ...]: steps 27, 27, -51 sum to 3, found by
-// the stream emulator's hypothesis test). With the first step 1 as well, either it is the
-// inner stride (then the one crossing jump is L-1 minus the rest = 1) or it is the
-// crossing and the L-2 inner steps sum to L-2: all steps are 1. A run of 8 is two such
-// runs and the step between them.
+// mode's stride. UNIT_INNER (the loads: emit's _kvec / a_mvec give vector runs only where
+// the innermost mode is unit-stride in the operand): the first and last entries L-1 apart
+// prove it (the one crossing jump is then 1). Otherwise (C's columns, ordered by B: the
+// innermost stride may be anything; C [0, 27, 54, 3, ...] has steps 27, 27, -51 summing
+// to 3, found by the stream emulator's hypothesis test) the second entry is checked too:
+// if the first step is the inner stride it is 1 and the jump is 1; if it is the crossing,
+// the L-2 inner steps sum to L-2. A run of 8 is two such runs and the step between them.
 // (`first`: tab[0], which the caller has loaded already.)
-template <int L>
+template <int L, bool UNIT_INNER = true>
 __device__ __forceinline__ bool einc_run_contiguous(const long long* __restrict__ tab, long long first) {
   static_assert(L == 2 || L == 4 || L == 8, "runs of 2, 4 or 8");
-  if constexpr (L == 2) {
-    return __ldg(tab + 1) == first + 1;
-  } else if constexpr (L == 4) {
-    return __ldg(tab + 1) == first + 1 && __ldg(tab + 3) == first + 3;
+  const bool second = UNIT_INNER || L == 2 || __ldg(tab + 1) == first + 1;
+  if constexpr (L <= 4) {
+    return second && __ldg(tab + L - 1) == first + L - 1;
   } else {
-    return __ldg(tab + 1) == first + 1 && __ldg(tab + 3) == first + 3 && __ldg(tab + 4) == first + 4 &&
-           __ldg(tab + 5) == first + 5 && __ldg(tab + 7) == first + 7;
+    return second && __ldg(tab + 3) == first + 3 && __ldg(tab + 4) == first + 4 &&
+           (UNIT_INNER || __ldg(tab + 5) == first + 5) && __ldg(tab + 7) == first + 7;
   }
 }
 
@@ -244,9 +244,9 @@ template <class T> __device__ __forceinline__ void einc_load4(const T* p, T* r) 
 // is unit-stride, into registers; `n` of its elements are inside K (the rest, and all of
 // an out-of-range row, are zeros). Strided K: `src` is the run. Tabled K: `src` is the
 // row and `tab` the run's table entries. Whole runs go as one or two vector loads when
-// they are contiguous (tabled: einc_run_contiguous -- a run starts at a multiple of L <= 4
-// and the innermost extent is >= 2 (bind drops size-1 modes), so it crosses at most one
-// mode boundary)
+// they are contiguous (tabled: einc_run_contiguous -- a run starts at a multiple of L <= 4,
+// the innermost extent is >= 2 (bind drops size-1 modes) and its stride 1 (emit._kvec), so
+// it crosses at most one mode boundary, whose jump must then be 1)
 // and aligned; other runs load element by element.
 template <int L, bool TAB, class T>
 __device__ __forceinline__ void einc_krun(T* r, const T* __restrict__ src, bool row_ok, int n,
@@ -311,7 +311,7 @@ __device__ __forceinline__ void einc_tile_store(TOut* __restrict__ C, const TA (
     for (int g = 0; g < RN / 4; ++g) {
       const long long n = n0 + g * (BN / (RN / 4)) + tx * 4;
       coff[g] = n < p.N ? col(n) : 0;
-      // (first, second and last entries: einc_run_contiguous's argument)
+      // (first, second and last entries: einc_run_contiguous without UNIT_INNER)
       cvec[g] = n + 3 < p.N && col(n + 1) == coff[g] + 1 && col(n + 3) == coff[g] + 3;
     }
 #pragma unroll

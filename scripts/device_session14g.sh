@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Session 14, closing call (g): TCCG-24 bf16 and fp32 (with the roofline charts) and the main
+# bench on the final tree.   (bash scripts/device_session14g.sh)
+set -u
+source scripts/device_env.sh
+export EINC_RESULTS_DIR=$OUT
+T0=$SECONDS
+timeout 150 python3 -m einc bench --backend cuda --suite tccg24 --dtype bfloat16 --plot > /tmp/tccg-bf16.txt 2>&1
+echo "== TCCG-24 bf16 rc=$? ($((SECONDS-T0))s): $(grep -E 'geometric' /tmp/tccg-bf16.txt)"
+grep -E "^\| [0-9]" /tmp/tccg-bf16.txt | cut -c1-140
+timeout 150 python3 -m einc bench --backend cuda --suite tccg24 --dtype float32 --plot > /tmp/tccg-fp32.txt 2>&1
+echo "== TCCG-24 fp32 rc=$? ($((SECONDS-T0))s): $(grep -E 'geometric' /tmp/tccg-fp32.txt)"
+grep -E "^\| [0-9]" /tmp/tccg-fp32.txt | cut -c1-140
+timeout 180 python3 -m einc bench --backend cuda > /tmp/main.txt 2>&1
+echo "== main bench rc=$? ($((SECONDS-T0))s)"; tail -24 /tmp/main.txt | cut -c1-140
+echo "done $((SECONDS-T0))s"
