@@ -54,7 +54,12 @@
 // orders them; a variant staging C apart from the ring (session 7, measured slower and
 // removed) reported none, so it is the aliasing racecheck flags.
 // setmaxnreg (optional, Cfg::REG_P / REG_C) moves registers from the producer to the
-// consumers.
+// consumers. SEP (the emitter's ...ws1p / ...wsp tiles, 16-bit C): C is staged as its own
+// type in an area after the ring and barriers, so the block never meets on barrier 2: the
+// consumers sync among themselves (barrier 1) around the staging, and the producer, gated
+// only by the empty barriers, fills the next tile's stages during the epilogue (persistent
+// grids of the resident blocks walk the tiles). Cfg::MH = 2: one consumer warpgroup holds
+// both 64-row strips of a 128-row tile (two wgmma per k step, 128 accumulators).
 #pragma once
 #include "common.cuh"
 #include "gett.cuh"
