@@ -442,38 +442,28 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
 #pragma unroll 2
     for (int r = tid / CG; r < rows; r += RSTEP) {
       const long long ro = rowoff[r];
+      EincVec<TOut, CPT> w;  // the run's 8 outputs in C's type
       if constexpr (OUT) {
-        const EincVec<TOut, CPT> w = *reinterpret_cast<const EincVec<TOut, CPT>*>(stile + r * PITCH + col);
-        TOut* q = C + ro + c[0];
-        if (VEC && run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
-#pragma unroll
-          for (int h = 0; h < (VEC ? PIECES : 1); ++h)
-            reinterpret_cast<EincVec<unsigned, 4>*>(q)[h] = reinterpret_cast<const EincVec<unsigned, 4>*>(&w)[h];
-        } else {
-#pragma unroll
-          for (int e = 0; e < CPT; ++e)
-            if (n + e < p.N) C[ro + c[e]] = w.v[e];
-        }
-        continue;
-      }
-      const TS* src = stile + r * PITCH + col;
-      const EincVec<Acc, 4> lo = *reinterpret_cast<const EincVec<Acc, 4>*>(src);
-      const EincVec<Acc, 4> hi = *reinterpret_cast<const EincVec<Acc, 4>*>(src + 4);
-      TOut* q = C + ro + c[0];
-      if (VEC && run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
-        EincVec<TOut, CPT> w;
+        w = *reinterpret_cast<const EincVec<TOut, CPT>*>(stile + r * PITCH + col);
+      } else {
+        const TS* src = stile + r * PITCH + col;
+        const EincVec<Acc, 4> lo = *reinterpret_cast<const EincVec<Acc, 4>*>(src);
+        const EincVec<Acc, 4> hi = *reinterpret_cast<const EincVec<Acc, 4>*>(src + 4);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          w.v[e] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(lo.v[e])));
-          w.v[4 + e] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(hi.v[e])));
+          w.v[e] = out(lo.v[e]);
+          w.v[4 + e] = out(hi.v[e]);
         }
+      }
+      TOut* q = C + ro + c[0];
+      if (VEC && run && (reinterpret_cast<unsigned long long>(q) & 15) == 0) {
 #pragma unroll
         for (int h = 0; h < (VEC ? PIECES : 1); ++h)
           reinterpret_cast<EincVec<unsigned, 4>*>(q)[h] = reinterpret_cast<const EincVec<unsigned, 4>*>(&w)[h];
       } else {
 #pragma unroll
         for (int e = 0; e < CPT; ++e)
-          if (n + e < p.N) store_as<TC>(C + ro + c[e], static_cast<TA>(e < 4 ? lo.v[e] : hi.v[e - 4]));
+          if (n + e < p.N) C[ro + c[e]] = w.v[e];
       }
     }
   }
