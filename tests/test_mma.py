@@ -112,6 +112,7 @@ COMPILE = [
     ("ik,jk->ij", [(256, 96), (256, 96)], "int8", None, "wgmma128x128ws1"),
     ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128ws1p"),  # C staged apart
     ("ik,jk->ij", [(256, 72), (256, 72)], "float32", "tf32", "wgmma128x128ws1p"),
+    ("ij,jk->ik", [(256, 512), (512, 256)], "float16", None, "wgmma128x256wsp"),   # C apart, 212 KB
 ]
 
 
