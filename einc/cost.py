@@ -474,13 +474,19 @@ def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
     te *= 1.0 if geo["dm"] else geo["kg"] * geo["tm"] * geo["tn"] / geo["nt"]  # (idle lanes of the last warp)
     box = geo["tx"] * geo["ty"] * geo["nx"] * geo["ny"]
     te *= (lay.x[0] * (lay.y[0] if lay.y else 1)) / box if box else 1.0
-    we = wave_efficiency(nb, profile.sms * geo["per_sm"])
+    parts = dict(x for x in step.config if isinstance(x, tuple) and len(x) == 2).get("parts", nb)
+    slots = profile.sms * geo["per_sm"]
+    if parts == nb:  # one part per batch index: whole parts in waves
+        we = wave_efficiency(nb, slots)
+    else:  # the flat split: equal ranges of slices, the longest sets the time
+        per = nb * geo["slices"] / parts if parts else 1.0
+        we = wave_efficiency(parts, slots) * (per / np.ceil(per - 1e-9) if per else 1.0)
     flops = 2 * M * N * K * nb
     compute_s = flops / (profile.peak(family) * te * we) if flops else 0.0
     fast = [abs(lay.x[1][t]) == 1 or (lay.y is not None and abs(lay.y[1][t]) == 1) for t in (1, 2)]
     sizes = [nb * M * K * dtypes[1].itemsize, nb * N * K * dtypes[2].itemsize]
     memory = sum(b / (profile.bandwidth * ACCESS["smallmn" if f else "smallmn/gather"]) for b, f in zip(sizes, fast))
-    memory += nb * M * N * compute.itemsize / profile.bandwidth
+    memory += parts * M * N * compute.itemsize / profile.bandwidth
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
                       f"smallmn {'dmma ' if geo['dm'] else ''}{geo['rm']}x{geo['rn']} k{geo['bk']}", te, we)
 
@@ -489,15 +495,21 @@ def smallmn_pays(step, in_dtypes, res_dtype, compute, precision="highest", profi
     """Whether a CUDA gett step should run on the smallmn kernel: it applies (M and N at most
     emit_smallmn.MN_MAX, no batch, K at least K_MIN) and, cut into the plan's parts and
     with the reduce over them, beats the tiled kernels at their best K split."""
-    from .codegen.cuda.emit_smallmn import cut_step, smallmn_applies, smallmn_cut
+    from dataclasses import replace
+    from .codegen.cuda.emit_smallmn import cut_step, flat_parts, smallmn_applies, smallmn_cut
     dtypes = [np.dtype(res_dtype)] + [np.dtype(d) for d in in_dtypes]
     forced = _forced("EINC_SMALLMN", lambda: smallmn_applies(step, dtypes, np.dtype(compute)))
     if forced is not None:
         return forced
     profile = profile or profile_for()
-    cut = smallmn_cut(step, [np.dtype(compute)] + dtypes[1:], np.dtype(compute))
-    parts = int(np.prod([f for _, f in cut], dtype=np.int64)) if cut else 1
-    mine = predict_smallmn(cut_step(step, cut), in_dtypes, compute, profile).seconds
+    flat = flat_parts(step, [np.dtype(compute)] + dtypes[1:], np.dtype(compute))
+    if flat:
+        parts = flat
+        mine = predict_smallmn(replace(step, config=(("parts", flat),)), in_dtypes, compute, profile).seconds
+    else:
+        cut = smallmn_cut(step, [np.dtype(compute)] + dtypes[1:], np.dtype(compute))
+        parts = int(np.prod([f for _, f in cut], dtype=np.int64)) if cut else 1
+        mine = predict_smallmn(cut_step(step, cut), in_dtypes, compute, profile).seconds
     M, N, K, batch = _groups(step.modes)
     item_c = np.dtype(compute).itemsize
     if parts > 1:  # the reduce over the partial tiles
@@ -664,7 +676,9 @@ def explain_lines(plan, profile=None) -> tuple:
         cuts = [m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED]
         split = int(np.prod(cuts)) if cuts else None
         tma = p.family.startswith("wgmma") and "ws" in p.family and _loads_by_tma(plan, s, p.family)
-        how = f"{p.family}" + (" (TMA)" if tma else "") + (f" split={split}" if split else "")
+        parts = dict(c for c in s.config if len(c) == 2).get("parts")  # (the smallmn kernel's flat split)
+        how = (f"{p.family}" + (" (TMA)" if tma else "") + (f" split={split}" if split else "")
+               + (f" parts={parts}" if parts else ""))
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",
                "memory": "memory-bound", "launch": "launch-bound"}[p.bound]
         per_step.append(f"      gpu: kernel={how}   predicted {seconds_text(p.seconds)} ({why})")

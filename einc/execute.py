@@ -309,7 +309,11 @@ class Executable:
 
     def __init__(self, plan: Plan):
         self.plan = plan
-        self.temps = [(i, b.size, b.dtype) for i, b in enumerate(plan.buffers) if b.role == "temp"]
+        # a step of the CUDA smallmn kernel's flat split writes one partial tile per part into
+        # its temporary (plan.smallmn_steps); run here it writes the whole sum into part 0's,
+        # so the other parts' must read as zeros for the reduce over parts that follows
+        parted = {s.result for s in plan.steps if ("part_stride" in dict(c for c in s.config if len(c) == 2))}
+        self.temps = [(i, b.size, b.dtype, i in parted) for i, b in enumerate(plan.buffers) if b.role == "temp"]
         self.inputs = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "input"]
         # an alias is another buffer seen as its dtype, from an element offset (data=(offset,))
         self.aliases = [(i, b.index, (b.data[0] if b.data else 0) * b.dtype.itemsize)
@@ -456,8 +460,8 @@ class Executable:
             ptrs[i] = data_pointer(arrays[k])
         ptrs[self.plan.output] = data_pointer(out)
         keep = []
-        for i, size, dt in self.temps:
-            t = np.empty(max(size, 1), dtype=dt)
+        for i, size, dt, zeroed in self.temps:
+            t = (np.zeros if zeroed else np.empty)(max(size, 1), dtype=dt)
             keep.append(t)
             ptrs[i] = data_pointer(t)
         for i, base, offset in self.aliases:

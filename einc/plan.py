@@ -686,10 +686,21 @@ def smallmn_steps(step: Step, ops, tgt_buf, tgt_lay, tgt_dt, temp, backend) -> l
     if config_tile(step) != "smallmn":
         return [step]
     from dataclasses import replace
-    from .codegen.cuda.emit_smallmn import TILE, smallmn_cut
+    from .codegen.cuda.emit_smallmn import TILE, flat_parts, smallmn_cut
     compute = np.dtype(step.compute)
     in_dtypes = [d for _, _, d in ops]
-    cut = dict(smallmn_cut(step, [compute] + [np.dtype(d) for d in in_dtypes], compute))
+    dts = [compute] + [np.dtype(d) for d in in_dtypes]
+    parts = flat_parts(step, dts, compute)
+    if parts == 1:
+        return [step]
+    if parts:  # the flat split: part p's tile at slot p of a [parts, C's labels] temporary
+        tb, tl = temp((PART,) + tuple(tgt_lay.labels), (parts,) + tuple(tgt_lay.extents), compute)
+        slot = Layout(tl.labels[1:], tl.extents[1:], tl.strides[1:])
+        gemm = make_step([b for b, _, _ in ops], [lay for _, lay, _ in ops], tb, slot, in_dtypes, compute, compute,
+                         "gett", backend)
+        gemm = replace(gemm, config=(("tile", TILE), ("parts", parts), ("part_stride", tl.strides[0])))
+        return [gemm, make_step([tb], [tl], tgt_buf, tgt_lay, [compute], tgt_dt, compute, None, backend)]
+    cut = dict(smallmn_cut(step, dts, compute))
     if not cut:
         return [step]
 
@@ -782,6 +793,9 @@ class KSlice:
 
     def __str__(self):
         return f"{label_text([self.label])}#"
+
+
+PART = KSlice("part")  # the part index of the smallmn kernel's flat split (its partial tiles)
 
 
 def _split_layouts(layouts, step: Step, split: int):

@@ -479,6 +479,20 @@ def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
     return out
 
 
+def emulate_step(p, step, arrays, size, max_grid=3):
+    """Run one step of plan ``p`` whose operands are the plan's inputs on the emulator, into
+    a fresh result buffer of ``size`` elements poisoned with 77; returns that buffer."""
+    k = emit_step(p, step)
+    assert not k.scratch
+    res = np.full(size, 77, dtype=p.buffers[step.result].dtype)
+    ins = [np.ascontiguousarray(arrays[p.buffers[b].index]) for b in step.operands]
+    tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
+    meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)
+    ptrs = (ctypes.c_void_p * (1 + len(ins)))(*[b.ctypes.data for b in (res, *ins)])
+    _emulated(k, 1 + len(ins)).emu_launch(ptrs, ctypes.addressof(meta), min(k.grid[0], max_grid), k.block[0])
+    return res
+
+
 make = random_operand  # the tuner's test data: int8 products and sums wrap
 
 

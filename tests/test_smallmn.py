@@ -12,13 +12,15 @@ import pytest
 
 from einc import api
 from einc.execute import Executable
-from einc.plan import KSlice
+from dataclasses import replace
+
+from einc.plan import PART, KSlice
 from einc.codegen.cuda import emit_smallmn
 from einc.codegen.cuda.emit import emit_step
 from einc.codegen.cuda.emit_smallmn import micro_tile, smallmn_layout
 
 from oracle import assert_matches, summed_terms
-from test_cuda_codegen import emulate, make, needs_emulator, ptxas
+from test_cuda_codegen import emulate, emulate_step, make, needs_emulator, ptxas
 
 # (subscripts, shapes, dtype, what it pins)
 CASES = [
@@ -69,27 +71,59 @@ def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, wha
 
 
 @needs_emulator
+@pytest.mark.parametrize("flat", [True, False], ids=["flat", "cut"])
 @pytest.mark.parametrize("subs,shapes,dtype", [
     ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float32"),
     ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float64"),
+    ("abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)], "float16"),
 ])
-def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype):
+def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype, flat):
     monkeypatch.setattr(emit_smallmn, "K_MIN", 1)
     monkeypatch.setattr(emit_smallmn, "MIN_SLICES", 2)
-    monkeypatch.setenv("EINC_SMALLMN", "1")
+    monkeypatch.setattr(emit_smallmn, "SM_COUNT", 2)  # 2 x (blocks per SM) parts of 13-36 slices: ranges
+    monkeypatch.setenv("EINC_SMALLMN", "1")  # that start and end inside a rest index
+    monkeypatch.setenv("EINC_SMALLMN_FLAT", "1" if flat else "0")
     rng = np.random.default_rng(5)
     ops = [make(rng, s, dtype) for s in shapes]
     p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
     gemm = next(s for s in p.steps if s.strategy == "gett")
-    assert gemm.config == (("tile", "smallmn"),)
     assert [s.strategy for s in p.steps] == ["gett", "reduce"]  # no K-order copy of B
     cuts = [m for m in gemm.modes if isinstance(m.label, KSlice)]
-    assert cuts and all(m.kind == "batch" for m in cuts)
-    got = emulate(p, ops, max_grid=3)  # fewer blocks than parts: the kernel grid-strides
-    assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
-    cpu = np.full(p.out_shape, np.nan, dtype=p.out_dtype)
-    Executable(p)(ops, cpu)  # the cut plan is an ordinary plan: the CPU executor agrees
-    assert_matches(cpu, subs, *ops, terms=summed_terms(subs, shapes))
+    if flat:  # no cut: the parts are ranges of the one K walk, slot p of the temporary each
+        parts = dict(gemm.config)["parts"]
+        assert not cuts and dict(gemm.config)["tile"] == "smallmn" and 2 <= parts <= 8
+        assert p.buffers[gemm.result].size == parts * 9 * 10 and dict(gemm.config)["part_stride"] == 90
+        assert emit_step(p, gemm).grid == (parts, 1, 1)
+        assert [m.label for m in p.steps[1].modes if m.kind == "sum"] == [PART]
+    else:
+        assert gemm.config == (("tile", "smallmn"),)
+        assert cuts and all(m.kind == "batch" for m in cuts)
+    for grid in (1, 3):  # fewer blocks than parts: the kernel grid-strides
+        got = emulate(p, ops, max_grid=grid)
+        assert_matches(got, subs, *ops, terms=summed_terms(subs, shapes))
+    if dtype != "float16":  # (the CPU's gett takes no fp16)
+        cpu = np.full(p.out_shape, np.nan, dtype=p.out_dtype)
+        Executable(p)(ops, cpu)  # an ordinary plan: the CPU executor agrees (the flat split's other parts zeroed)
+        assert_matches(cpu, subs, *ops, terms=summed_terms(subs, shapes))
+
+
+@needs_emulator
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_emulated_flat_parts_stride_through_the_slices(dtype):
+    """The flat split at several part counts: part p sums slices p, p + parts, ... of the K
+    walk (strides whose digits carry through x, y and rest), every tile slot written."""
+    subs, shapes = "abcd,dbea->ec", [(6, 4, 9, 16), (16, 4, 10, 6)]  # box 8x4 of (d, a): 2x2 x 4 slices
+    rng = np.random.default_rng(9)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    want = np.einsum(subs, *[o.astype(np.float64) for o in ops])
+    for parts in (1, 3, 5, 7, 16, 20):  # 16: one slice each; 20: parts past the slices write zeros
+        flat = replace(p.steps[-1], config=(("tile", "smallmn"), ("parts", parts), ("part_stride", 90)))
+        k = emit_step(p, flat)
+        assert k.grid == (parts, 1, 1) and f"one of {parts} parts" in k.source
+        got = emulate_step(p, flat, ops, parts * 90, max_grid=4).reshape(parts, 10, 9)
+        np.testing.assert_allclose(got.astype(np.float64).sum(0), want, rtol=1e-2 if dtype == "float16" else 1e-5,
+                                   atol=0.05 if dtype == "float16" else 1e-4, err_msg=f"{parts} parts")
 
 
 @pytest.mark.parametrize("subs,shapes,dtype,what", CASES, ids=IDS)
@@ -112,9 +146,9 @@ def test_the_plan_picks_smallmn_for_72_to_the_5th_and_reads_b_in_place():
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     assert [s.strategy for s in p.steps] == ["gett", "reduce"]  # no K-order copy of B
     gemm = p.steps[0]
-    assert gemm.config == (("tile", "smallmn"),)
-    parts = int(np.prod([m.extent for m in gemm.modes if isinstance(m.label, KSlice)]))
-    assert 200 <= parts <= 264 and p.buffers[gemm.result].size == parts * 72 * 72  # one wave, 2 blocks/SM
+    assert dict(gemm.config)["tile"] == "smallmn" and not any(isinstance(m.label, KSlice) for m in gemm.modes)
+    parts = dict(gemm.config)["parts"]  # the flat split: one part per SM (one block each), 44-45 slices
+    assert parts == 132 and p.buffers[gemm.result].size == parts * 72 * 72
     k = emit_step(p, gemm)
     assert k.grid == (parts, 1, 1) and "B loads y-fast" in k.source and "x-fast 16-byte pieces" in k.source
     assert k.aligned == (1,) and k.fallback is not None and "16-byte" not in k.fallback.source.split("// ---")[0]
@@ -133,14 +167,14 @@ def test_einc_tune_offers_smallmn():
     p, _ = plan_with("abcd,dbea->ec", [(72,) * 4] * 2, "float32", {0: Choice("gett", "64x64x8", 36)})
     assert all(("tile", "smallmn") not in s.config for s in p.steps)  # a tuned pick overrides the model
     p, _ = plan_with("abcd,dbea->ec", [(72,) * 4] * 2, "float32", {0: Choice("gett", "smallmn", 1)})
-    assert [s.strategy for s in p.steps] == ["gett", "reduce"] and p.steps[0].config == (("tile", "smallmn"),)
+    assert [s.strategy for s in p.steps] == ["gett", "reduce"] and dict(p.steps[0].config)["tile"] == "smallmn"
 
 
 def test_explain_shows_the_smallmn_kernel(monkeypatch):
     from einc.cost import explain_lines
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     lines, tail = explain_lines(p)
-    assert "smallmn dmma 1x3 k64" in lines[0] and "split=243" in lines[0]
+    assert "smallmn dmma 1x3 k64" in lines[0] and "parts=132" in lines[0]
     monkeypatch.setattr(emit_smallmn, "DMMA", False)
     p = api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
     assert "smallmn 6x6" in explain_lines(p)[0][0]
@@ -282,7 +316,7 @@ def test_gpu_smallmn_on_strided_views_and_the_target(monkeypatch, dtype):
     assert_matches(got, "abcd,dbea->ec", a, b, terms=20 * 8 * 20)
     x, y = (make(rng, (72,) * 4, dtype) for _ in range(2))
     p = api.plan_for("abcd,dbea->ec", [x.shape, y.shape], dtype, backend="cuda")
-    assert p.steps[0].config == (("tile", "smallmn"),)
+    assert dict(p.steps[0].config)["tile"] == "smallmn" and dict(p.steps[0].config)["parts"] > 1  # flat split
     out = np.full((72, 72), np.nan, dtype=dtype)
     got = einc.einsum("abcd,dbea->ec", x, y, backend="cuda", out=out)
     assert_matches(got, "abcd,dbea->ec", x, y, terms=72 ** 3)

@@ -5,16 +5,17 @@ modes) while K is long (``abcd,dbea->ec`` at 72^5: M = N = 72, K = 373,248) fill
 with output tiles. The smallmn kernel gives every block the whole M x N output, exactly
 sized, for one part of K, reading both operands along their own unit-stride K modes
 (no transposed copy of B); the plan cuts K modes into slices (batch modes here, one block
-each) and sums the partial tiles afterwards (plan.smallmn_steps).
+each; or, by default, keeps K whole and gives every resident block every parts-th slice)
+and sums the partial tiles afterwards (plan.smallmn_steps).
 
 >>> import einc.api
 >>> from einc.codegen.cuda.emit import emit_step
 >>> p = einc.api.plan_for("abcd,dbea->ec", [(72,) * 4] * 2, "float32", backend="cuda")
 >>> [s.strategy for s in p.steps], p.steps[0].config
-(['gett', 'reduce'], (('tile', 'smallmn'),))
+(['gett', 'reduce'], (('tile', 'smallmn'), ('parts', 132), ('part_stride', 5184)))
 >>> k = emit_step(p, p.steps[0])
 >>> k.name.startswith("einc_smallmn_"), k.block, k.grid
-(True, (288, 1, 1), (243, 1, 1))
+(True, (480, 1, 1), (132, 1, 1))
 """
 from __future__ import annotations
 
@@ -275,6 +276,16 @@ def geometry(step: Step, dtypes, compute, arch: str = "sm_90") -> dict:
                 M=M, N=N, K=K)
 
 
+def flat_parts(step: Step, dtypes, compute) -> int:
+    """Parts of the flat split for an uncut step (0: the cut split instead, EINC_SMALLMN_FLAT=0):
+    one per resident block, fewer where parts would hold under MIN_SLICES slices; 1: the
+    kernel writes C itself."""
+    if os.environ.get("EINC_SMALLMN_FLAT", "1") == "0":
+        return 0
+    geo = geometry(step, dtypes, compute)
+    return max(1, min(SM_COUNT * geo["per_sm"], geo["batch"] * geo["slices"] // MIN_SLICES))
+
+
 def _divisors(n: int) -> list:
     return [d for d in range(1, n + 1) if n % d == 0]
 
@@ -375,8 +386,14 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None, arch: str 
     # rows at a constant stride (one mode, or several A / B walks as one): no table lookups
     step_of = lambda t: int(t[1] - t[0]) if len(t) > 1 else 0
     stride_a, stride_b = (len(t) < 2 or bool(np.all(np.diff(t) == step_of(t))) for t in (a_m, b_n))
+    parts, part_stride = _config(step, "parts", nb), _config(step, "part_stride", 0)
+    assert nb * geo["slices"] < 2 ** 31, "the kernel walks batch x slices in 32 bits"
+    assert not part_stride or (nb == 1 and parts >= 1), "the flat split is of an uncut K"
+    nx, ny = geo["nx"], geo["ny"]  # a part's stride through its slices as (x, y, rest) digits
+    stride = parts if part_stride else 1
+    steps = [stride % nx, stride // nx % ny, stride // (nx * ny)] if nx and ny else [1, 0, 0]
     words = [geo["M"], geo["N"], lay.x[0], lay.y[0] if lay.y else 1, geo["R"], geo["nx"], geo["ny"], geo["slices"],
-             nb, lay.x[1][1], ys[1], rs[1], lay.x[1][2], ys[2], rs[2],
+             nb, parts, part_stride, *steps, lay.x[1][1], ys[1], rs[1], lay.x[1][2], ys[2], rs[2],
              step_of(a_m) if stride_a else 0, step_of(b_n) if stride_b else 0]
     words += [("table", i) for i in range(4)]
     words += [("table", 4), ("table", 5)] if tab_r else [0, 0]
@@ -408,19 +425,20 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None, arch: str 
     tile = (f"{geo['rp']}x{geo['cp']}: {rm}x{rn} fragments of 16x8 per warp on the fp64 tensor cores "
             f"(mma m16n8k16, fp32 products exact in fp64), {tm}x{tn} warps x {kg} k-group(s)" if dm else
             f"{geo['rp']}x{geo['cp']}: {rm}x{rn} per thread, {tm}x{tn} threads x {kg} k-group(s)")
-    family = (f"smallmn: every block owns the whole {geo['M']}x{geo['N']} output ({tile}) of one of {nb} "
-              f"batch index(es); "
+    split = (f"one of {parts} parts (the flat split: one per resident block, every {parts}th of the "
+             f"{geo['slices']} slices)" if part_stride else f"one of {nb} batch index(es)")
+    family = (f"smallmn: every block owns the whole {geo['M']}x{geo['N']} output ({tile}) of {split}; "
               f"K box {tx}x{geo['ty']} (x, y) x {geo['R']} rest, {geo['slices']} slices; "
               + (f"{stages}-stage cp.async ring" if async_ok else "register prefetch, 2 stages")
               + f"; A loads {fast(lay.a_ord, a_vec)}, B loads {fast(lay.b_ord, b_vec)}")
     L = lay.labels
     modes_line = (f"batch {' '.join(L['batch']) or '-'} | m {' '.join(L['m'])} | n {' '.join(L['n'])} | "
                   f"k {' '.join(L['k'])}")
-    launch = [f"launch:   1-D grid-stride over {nb} batch index(es), {nt} threads; {geo['smem']} bytes of "
+    launch = [f"launch:   1-D grid-stride over {parts} part(s), {nt} threads; {geo['smem']} bytes of "
               f"dynamic shared memory", f"metadata: EincSmallMeta, {8 * len(words)} bytes; {len(tables)} offset table(s)"]
     header = _header(step, family, dtypes, compute, modes_line, launch, "double" if dm else "")
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "smallmn.cuh"], spec)
     aligned = tuple(i for i, v in ((1, a_vec), (2, b_vec)) if v)
     twin = emit_smallmn(step, dtypes, compute, False, False, arch) if aligned else None
-    return CudaStepKernel(name, source, key, (max(1, min(nb, 2 ** 31 - 1)), 1, 1), (nt, 1, 1), geo["smem"],
+    return CudaStepKernel(name, source, key, (max(1, min(parts, 2 ** 31 - 1)), 1, 1), (nt, 1, 1), geo["smem"],
                           tuple(tables), 8 * len(words), tuple(words), aligned, twin)

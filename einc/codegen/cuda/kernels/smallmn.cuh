@@ -5,18 +5,22 @@
 //   C[b, m, n] = sum_k A[b, m, k] * B[b, k, n]        (b: batch, usually K-slice indices)
 //
 // A 64x64 or 128x128 GEMM tile wastes most of its work on a 72x72 output. Here every block
-// owns the WHOLE output of one batch index, exactly sized (RP = TM*RM rows x CP = TN*RN
-// columns, RM x RN registers per thread). The plan (plan.smallmn_steps) cuts several K
-// modes into (slice, rest) so that the slice indices, batch modes here, give about one
-// block per resident slot of the GPU, and sums the partial tiles afterwards in a fixed
-// order (deterministic); the batch group is addressed through offset tables.
+// owns the WHOLE output (RP = TM*RM rows x CP = TN*RN columns, exactly sized, RM x RN
+// registers per thread) of one part of K and writes it as a partial tile; the plan
+// (plan.smallmn_steps) sums the partial tiles afterwards in a fixed order (deterministic).
+// The flat split (the plan's default; K uncut, no batch) gives exactly one part per
+// resident block, every parts-th slice of the K walk, equal to within a slice, so no SM runs
+// a second wave of whole parts (at 72^5 the cut's 243 batch indices on 132 one-block SMs left
+// 111 SMs with 48 slices and 21 with 24). The cut split (EINC_SMALLMN_FLAT=0) cuts K modes
+// into (slice, rest), batch modes here addressed through offset tables, one part per batch
+// index.
 //
 // K is walked as a box: x (A's unit-stride K mode when it has one), y (B's unit-stride K
 // mode when it is another one, else a second K mode when x is short, else absent) and
 // `rest` (every other K mode: one stride, or offset tables ra/rb of R entries). A slice is
 // TX x TY = BK (32, or 64 as an experiment) consecutive (x, y) of one rest index; a block
-// walks its batch index's slices x-block fastest, then y-block, then rest (a cursor, no
-// divisions). So both operands are read along their own unit stride (no transposed copy
+// walks its part's slices x-block fastest, then y-block, then rest (a cursor, divisions only
+// where a part starts). So both operands are read along their own unit stride (no transposed copy
 // of B first): A's loads run along x, B's along y, in runs of TX or TY elements. Rows of
 // A and B come from a stride (one M or N mode) or the shared-memory tables; offsets are
 // 32-bit when both operands span fewer than 2^31 elements.
@@ -38,7 +42,7 @@
 // Compute: KG groups of TM x TN threads; group g multiplies the k in [g BK/KG, (g+1) BK/KG)
 // of every slice; thread (ty, tx) owns rows ty + TM i and columns tx + TN j, reading QK =
 // 16 bytes of k per row and column at once (one LDS.128 each): RM + RN loads per
-// QK RM RN multiply-adds. The groups' sums meet in shared memory at the end of a batch index
+// QK RM RN multiply-adds. The groups' sums meet in shared memory at the end of a part
 // (group 0 adds groups 1.. in order) before group 0 stores.
 // fp32 steps (DM, the emitter's default on sm_90) multiply on the fp64 tensor cores instead:
 // each warp owns RM x RN fragments of 16 x 8 (mma.sync m16n8k16 .f64), converting its A and
@@ -54,7 +58,7 @@
 //  - otherwise (fp16, bf16, int8, ...: converted on load): slice j+1 in registers while
 //    slice j is multiplied, then stored into the other of two stages; one barrier a slice.
 //  After the last slice a barrier frees the ring for the group reduction (which aliases it),
-//  and a last barrier after the store frees it for the next batch index's prologue (WAR).
+//  and a last barrier after the store frees it for the next part's prologue (WAR).
 #pragma once
 #include "common.cuh"
 #include "gett.cuh"
@@ -64,7 +68,10 @@ struct EincSmallMeta {
   long long M, N;            // rows of A (the M group) and of B (the N group)
   long long ex, ey, R;       // the K box: extents of x and y (1: absent), rest count
   long long nx, ny, slices;  // slices along x and y; R * nx * ny in all
-  long long batch;           // batch indices (one block's whole output each)
+  long long batch;           // batch indices of the K walk (the plan's cut, or 1)
+  long long parts;           // partial tiles (the cut split: one per batch index)
+  long long c_part;          // flat split: C elements between parts' tiles (0: the cut, tiles at tc_b[p])
+  long long step_x, step_y, step_r;  // a part's stride through the slices, as (x, y, rest) digits
   long long a_x, a_y, a_r;   // strides in A of x, y and the rest (one mode; 0 with tables)
   long long b_x, b_y, b_r;
   long long a_m, b_n;        // row strides of A and B when M (N) is one mode (ROWS_A / ROWS_B strided)
@@ -199,25 +206,37 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   const int a_vdx = (VA * aq) % TX, a_vdy = (VA * aq) / TX, b_vdx = (VB * bq) % TX, b_vdy = (VB * bq) / TX;
   const O a_vkoff = static_cast<O>(a_vdx + a_vdy * p.a_y), b_vkoff = static_cast<O>(b_vdx + b_vdy * p.b_y);  // (x stride 1)
 
-  // The next slice's base offsets and how many x and y of its box exist. Slices are
-  // loaded in order, so a cursor (x block, y block, rest index) replaces two divisions.
-  int cx = 0, cy = 0;
-  long long cr = 0;
+  // The next slice's base offsets (its batch index's included) and how many x and y of its
+  // box exist. A part's slices are loaded in order, so a cursor (rest index, y block, x
+  // block) advanced by the part's stride in those digits replaces divisions; `seek` places
+  // it at slice f of the batch index cb's walk.
+  int cx = 0, cy = 0, cr = 0, cb = 0;  // (the emitter keeps batch x slices below 2^31)
+  O ab = 0, bb = 0;
+  auto seek = [&](int batch_index, long long f) {
+    cb = batch_index;
+    ab = static_cast<O>(__ldg(p.ta_b + cb));
+    bb = static_cast<O>(__ldg(p.tb_b + cb));
+    if (p.slices == 0) return;  // (K = 0: no slices to walk)
+    cr = static_cast<int>(f / (p.nx * p.ny));
+    f -= cr * p.nx * p.ny;
+    cy = static_cast<int>(f / p.nx);
+    cx = static_cast<int>(f - cy * p.nx);
+  };
   auto next_slice = [&](O& a0, O& b0, int& xl, int& yl) {
     const long long x0 = static_cast<long long>(cx) * TX, y0 = static_cast<long long>(cy) * TY;
-    a0 = static_cast<O>(TAB_R ? __ldg(p.ta_r + cr) : cr * p.a_r) + static_cast<O>(x0) * static_cast<O>(p.a_x) +
+    a0 = ab + static_cast<O>(TAB_R ? __ldg(p.ta_r + cr) : cr * p.a_r) + static_cast<O>(x0) * static_cast<O>(p.a_x) +
          static_cast<O>(y0) * static_cast<O>(p.a_y);
-    b0 = static_cast<O>(TAB_R ? __ldg(p.tb_r + cr) : cr * p.b_r) + static_cast<O>(x0) * static_cast<O>(p.b_x) +
+    b0 = bb + static_cast<O>(TAB_R ? __ldg(p.tb_r + cr) : cr * p.b_r) + static_cast<O>(x0) * static_cast<O>(p.b_x) +
          static_cast<O>(y0) * static_cast<O>(p.b_y);
     xl = p.ex - x0 < TX ? static_cast<int>(p.ex - x0) : TX;
     yl = p.ey - y0 < TY ? static_cast<int>(p.ey - y0) : TY;
-    if (++cx == p.nx) {
-      cx = 0;
-      if (++cy == p.ny) {
-        cy = 0;
-        ++cr;
-      }
-    }
+    cx += static_cast<int>(p.step_x);
+    int carry = cx >= p.nx;
+    cx -= carry ? static_cast<int>(p.nx) : 0;
+    cy += static_cast<int>(p.step_y) + carry;
+    carry = cy >= p.ny;
+    cy -= carry ? static_cast<int>(p.ny) : 0;
+    cr += static_cast<int>(p.step_r) + carry;
   };
   // Row offsets: a stride (one M or N mode) or the shared-memory table.
   auto a_row = [&](int row) { return STRIDE_A ? row * p.a_m : s_am[row]; };
@@ -271,12 +290,10 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       }
     }
   };
-  auto issue = [&](O ab, O bb, int stage) {
+  auto issue = [&](int stage) {
     O a0, b0;
     int xl, yl;
     next_slice(a0, b0, xl, yl);
-    a0 += ab;
-    b0 += bb;
     SA* as = reinterpret_cast<SA*>(ring + stage * STAGE);
     SB* bs = reinterpret_cast<SB*>(ring + stage * STAGE + RP * PITCH);
     issue_rows(EincInt<RP>{}, EincInt<A_VEC ? VA : 1>{}, EincInt<STRIDE_A>{}, as, A, s_am, O(p.a_m), M, a0, a_koff, a_kk,
@@ -288,13 +305,11 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   // Register path: one slice of this thread's scalar elements, converted to TA.
   constexpr int LRA = (RP + NW - 1) / NW, LRB = (CP + NW - 1) / NW;
   TA ra[ASYNC ? 1 : LRA][H], rb[ASYNC ? 1 : LRB][H];
-  auto fetch = [&](O ab, O bb) {
+  auto fetch = [&]() {
     if constexpr (!ASYNC) {
       O a0, b0;
       int xl, yl;
       next_slice(a0, b0, xl, yl);
-      a0 += ab;
-      b0 += bb;
 #pragma unroll
       for (int h = 0; h < H; ++h) {
         const bool ak = adx[h] < xl && ady[h] < yl, bk = bdx[h] < xl && bdy[h] < yl;
@@ -391,11 +406,15 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     }
   };
 
-  for (long long bi = blockIdx.x; bi < p.batch; bi += gridDim.x) {
-    const long long n = p.slices;
-    const O ab = static_cast<O>(__ldg(p.ta_b + bi)), bb = static_cast<O>(__ldg(p.tb_b + bi));
-    cx = cy = 0;
-    cr = 0;
+  // Part `bi` (grid-stride): the cut split's is batch index bi, all its slices in order; the
+  // flat split's (one batch index) every parts-th slice from slice bi, so that the resident
+  // blocks multiply neighbouring slices at once and share the L2 lines each other's copies
+  // fetch (contiguous ranges per part read 2.7x the operands from DRAM at 72^5: each block's
+  // next use of a 128-byte line of B came 9 slices later, past the L2).
+  for (long long bi = blockIdx.x; bi < p.parts; bi += gridDim.x) {
+    const bool flat = p.c_part != 0;
+    const int n = static_cast<int>(flat ? (p.slices - bi + p.parts - 1) / p.parts : p.slices);
+    seek(flat ? 0 : static_cast<int>(bi), flat ? bi : 0);
     if constexpr (DM) {
 #pragma unroll
       for (int i = 0; i < RM; ++i)
@@ -413,14 +432,14 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     if constexpr (ASYNC) {
 #pragma unroll
       for (int s = 0; s < S - 1; ++s) {
-        if (s < n) issue(ab, bb, s);
+        if (s < n) issue(s);
         einc_cp_commit();  // empty groups keep the count uniform
       }
       int stage = 0;
-      for (long long j = 0; j < n; ++j) {
+      for (int j = 0; j < n; ++j) {
         einc_cp_wait<S - 2>();  // this thread's copies of slice j have landed
         __syncthreads();        // RAW: everyone's have; WAR: slice j-1's stage is free
-        if (j + S - 1 < n) issue(ab, bb, stage == 0 ? S - 1 : stage - 1);
+        if (j + S - 1 < n) issue(stage == 0 ? S - 1 : stage - 1);
         einc_cp_commit();
         multiply(stage);
         stage = stage == S - 1 ? 0 : stage + 1;
@@ -428,13 +447,13 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       einc_cp_wait<0>();
     } else {
       if (n > 0) {
-        fetch(ab, bb);
+        fetch();
         stash(0);
       }
       __syncthreads();  // RAW: slice 0 is in shared memory
-      for (long long j = 0; j < n; ++j) {
+      for (int j = 0; j < n; ++j) {
         const bool more = j + 1 < n;
-        if (more) fetch(ab, bb);  // slice j + 1, in flight while slice j is multiplied
+        if (more) fetch();  // slice j + 1, in flight while slice j is multiplied
         multiply(static_cast<int>(j & 1));
         if (more) stash(static_cast<int>((j + 1) & 1));
         __syncthreads();  // RAW for slice j+1, WAR for the stage slice j+2 fills
@@ -459,7 +478,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       }
       if (KG > 1) __syncthreads();  // RAW: every group's sums are staged
       if (computes && g == 0) {
-        TOut* __restrict__ c = C + __ldg(p.tc_b + bi);
+        TOut* __restrict__ c = C + (p.c_part ? bi * p.c_part : __ldg(p.tc_b + bi));
 #pragma unroll
         for (int i = 0; i < RM; ++i)
 #pragma unroll
@@ -480,7 +499,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
             }
           }
       }
-      __syncthreads();  // WAR: the next batch index's prologue refills the ring read above
+      __syncthreads();  // WAR: the next part's prologue refills the ring read above
       continue;
     }
     TA* red = ring;  // [KG-1][RP][CP]
@@ -492,7 +511,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     }
     if (KG > 1) __syncthreads();  // RAW: every group's sums are staged
     if (computes && g == 0) {
-      TOut* __restrict__ c = C + __ldg(p.tc_b + bi);
+      TOut* __restrict__ c = C + (p.c_part ? bi * p.c_part : __ldg(p.tc_b + bi));
 #pragma unroll
       for (int i = 0; i < RM; ++i) {
         const int m = ty + TM * i;
@@ -509,6 +528,6 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
         }
       }
     }
-    __syncthreads();  // WAR: the next batch index's prologue refills the ring read above
+    __syncthreads();  // WAR: the next part's prologue refills the ring read above
   }
 }
