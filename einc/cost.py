@@ -474,7 +474,7 @@ def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:
     te *= 1.0 if geo["dm"] else geo["kg"] * geo["tm"] * geo["tn"] / geo["nt"]  # (idle lanes of the last warp)
     box = geo["tx"] * geo["ty"] * geo["nx"] * geo["ny"]
     te *= (lay.x[0] * (lay.y[0] if lay.y else 1)) / box if box else 1.0
-    parts = dict(x for x in step.config if isinstance(x, tuple) and len(x) == 2).get("parts", nb)
+    parts = step.option("parts", nb)
     slots = profile.sms * geo["per_sm"]
     if parts == nb:  # one part per batch index: whole parts in waves
         we = wave_efficiency(nb, slots)
@@ -540,10 +540,7 @@ def gett_config(modes, in_dtypes, compute, nbytes, profile=None, step=None) -> t
 
 def config_tile(step) -> str | None:
     """The tile a gett step's config names, or None (emit then uses its size rule)."""
-    for item in step.config:
-        if isinstance(item, tuple) and len(item) == 2 and item[0] == "tile":
-            return item[1]
-    return None
+    return step.option("tile")
 
 
 # --------------------------------------------------------------------------------------
@@ -676,7 +673,7 @@ def explain_lines(plan, profile=None) -> tuple:
         cuts = [m.extent for m in s.modes if isinstance(m.label, KSlice) and m.kind not in SUMMED]
         split = int(np.prod(cuts)) if cuts else None
         tma = p.family.startswith("wgmma") and "ws" in p.family and _loads_by_tma(plan, s, p.family)
-        parts = dict(c for c in s.config if len(c) == 2).get("parts")  # (the smallmn kernel's flat split)
+        parts = s.option("parts")  # (the smallmn kernel's flat split)
         how = (f"{p.family}" + (" (TMA)" if tma else "") + (f" split={split}" if split else "")
                + (f" parts={parts}" if parts else ""))
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",

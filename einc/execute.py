@@ -312,7 +312,7 @@ class Executable:
         # a step of the CUDA smallmn kernel's flat split writes one partial tile per part into
         # its temporary (plan.smallmn_steps); run here it writes the whole sum into part 0's,
         # so the other parts' must read as zeros for the reduce over parts that follows
-        parted = {s.result for s in plan.steps if ("part_stride" in dict(c for c in s.config if len(c) == 2))}
+        parted = {s.result for s in plan.steps if s.option("parts") is not None}
         self.temps = [(i, b.size, b.dtype, i in parted) for i, b in enumerate(plan.buffers) if b.role == "temp"]
         self.inputs = [(i, b.index) for i, b in enumerate(plan.buffers) if b.role == "input"]
         # an alias is another buffer seen as its dtype, from an element offset (data=(offset,))

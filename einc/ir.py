@@ -111,6 +111,10 @@ class Step:
     text: str = ""  # the step as an einsum, for explain
     config: tuple = ()  # strategy-specific choices (loop order, tiles), part of the kernel key
 
+    def option(self, key: str, default=None):
+        """The value of the config's (key, value) pair, or ``default``."""
+        return next((c[1] for c in self.config if isinstance(c, tuple) and len(c) == 2 and c[0] == key), default)
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -350,10 +350,6 @@ def cut_step(step: Step, cut) -> Step:
     return replace(step, modes=tuple(modes), strides=strides, config=(("tile", TILE),))
 
 
-def _config(step: Step, key: str, default):
-    return next((x[1] for x in step.config if isinstance(x, tuple) and len(x) == 2 and x[0] == key), default)
-
-
 def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None, arch: str = "sm_90") -> CudaStepKernel:
     """The kernel; with 16-byte pieces (``a_vec``/``b_vec``: None decides) it carries a
     scalar twin the runtime launches when an operand's pointer is not 16-byte aligned."""
@@ -386,11 +382,12 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None, arch: str 
     # rows at a constant stride (one mode, or several A / B walks as one): no table lookups
     step_of = lambda t: int(t[1] - t[0]) if len(t) > 1 else 0
     stride_a, stride_b = (len(t) < 2 or bool(np.all(np.diff(t) == step_of(t))) for t in (a_m, b_n))
-    parts, part_stride = _config(step, "parts", nb), _config(step, "part_stride", 0)
+    parts, part_stride = step.option("parts", nb), step.option("part_stride", 0)
     assert nb * geo["slices"] < 2 ** 31, "the kernel walks batch x slices in 32 bits"
-    assert not part_stride or (nb == 1 and parts >= 1), "the flat split is of an uncut K"
+    flat = parts != nb  # (the kernel tells the two splits apart the same way)
+    assert not flat or (nb == 1 and parts >= 1), "the flat split is of an uncut K"
     nx, ny = geo["nx"], geo["ny"]  # a part's stride through its slices as (x, y, rest) digits
-    stride = parts if part_stride else 1
+    stride = parts if flat else 1
     steps = [stride % nx, stride // nx % ny, stride // (nx * ny)] if nx and ny else [1, 0, 0]
     words = [geo["M"], geo["N"], lay.x[0], lay.y[0] if lay.y else 1, geo["R"], geo["nx"], geo["ny"], geo["slices"],
              nb, parts, part_stride, *steps, lay.x[1][1], ys[1], rs[1], lay.x[1][2], ys[2], rs[2],
@@ -426,7 +423,7 @@ def emit_smallmn(step: Step, dtypes, compute, a_vec=None, b_vec=None, arch: str 
             f"(mma m16n8k16, fp32 products exact in fp64), {tm}x{tn} warps x {kg} k-group(s)" if dm else
             f"{geo['rp']}x{geo['cp']}: {rm}x{rn} per thread, {tm}x{tn} threads x {kg} k-group(s)")
     split = (f"one of {parts} parts (the flat split: one per resident block, every {parts}th of the "
-             f"{geo['slices']} slices)" if part_stride else f"one of {nb} batch index(es)")
+             f"{geo['slices']} slices)" if flat else f"one of {nb} batch index(es)")
     family = (f"smallmn: every block owns the whole {geo['M']}x{geo['N']} output ({tile}) of {split}; "
               f"K box {tx}x{geo['ty']} (x, y) x {geo['R']} rest, {geo['slices']} slices; "
               + (f"{stages}-stage cp.async ring" if async_ok else "register prefetch, 2 stages")

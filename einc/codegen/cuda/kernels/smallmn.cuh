@@ -69,8 +69,8 @@ struct EincSmallMeta {
   long long ex, ey, R;       // the K box: extents of x and y (1: absent), rest count
   long long nx, ny, slices;  // slices along x and y; R * nx * ny in all
   long long batch;           // batch indices of the K walk (the plan's cut, or 1)
-  long long parts;           // partial tiles (the cut split: one per batch index)
-  long long c_part;          // flat split: C elements between parts' tiles (0: the cut, tiles at tc_b[p])
+  long long parts;           // partial tiles: = batch, the cut split (tile p at tc_b[p]); else the flat split
+  long long c_part;          // flat split: C elements between parts' tiles
   long long step_x, step_y, step_r;  // a part's stride through the slices, as (x, y, rest) digits
   long long a_x, a_y, a_r;   // strides in A of x, y and the rest (one mode; 0 with tables)
   long long b_x, b_y, b_r;
@@ -412,7 +412,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
   // fetch (contiguous ranges per part read 2.7x the operands from DRAM at 72^5: each block's
   // next use of a 128-byte line of B came 9 slices later, past the L2).
   for (long long bi = blockIdx.x; bi < p.parts; bi += gridDim.x) {
-    const bool flat = p.c_part != 0;
+    const bool flat = p.parts != p.batch;
     const int n = static_cast<int>(flat ? (p.slices - bi + p.parts - 1) / p.parts : p.slices);
     seek(flat ? 0 : static_cast<int>(bi), flat ? bi : 0);
     if constexpr (DM) {
@@ -478,7 +478,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
       }
       if (KG > 1) __syncthreads();  // RAW: every group's sums are staged
       if (computes && g == 0) {
-        TOut* __restrict__ c = C + (p.c_part ? bi * p.c_part : __ldg(p.tc_b + bi));
+        TOut* __restrict__ c = C + (flat ? bi * p.c_part : __ldg(p.tc_b + bi));
 #pragma unroll
         for (int i = 0; i < RM; ++i)
 #pragma unroll
@@ -511,7 +511,7 @@ __device__ __forceinline__ void einc_smallmn(void* __restrict__ out, const void*
     }
     if (KG > 1) __syncthreads();  // RAW: every group's sums are staged
     if (computes && g == 0) {
-      TOut* __restrict__ c = C + (p.c_part ? bi * p.c_part : __ldg(p.tc_b + bi));
+      TOut* __restrict__ c = C + (flat ? bi * p.c_part : __ldg(p.tc_b + bi));
 #pragma unroll
       for (int i = 0; i < RM; ++i) {
         const int m = ty + TM * i;
