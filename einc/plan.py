@@ -909,6 +909,8 @@ def plan(bound: Bound, out_strides, out_dtype, result_dtype, optimize="auto",
         if (rewrites and backend == "cuda" and strategy is None and step.strategy == "gett" and len(ops) == 2
                 and not skinny):
             tc = tensor_core_copies(step, ops, precision)
+            if tc is not None and config_tile(step) == "stream" and os.environ.get("EINC_STREAM_COPY") == "0":
+                tc = [None, None]  # (an A/B switch: the stream kernel reads both operands in place)
             new_ops, copies, c_order = (ops, tc, None) if tc is not None else gpu_contiguous(step, ops)
             for j, (labels, (b0, l0, d0)) in enumerate(zip(copies, ops)):
                 if labels is not None:  # copy the operand into its GEMM order (row-major),
