@@ -31,12 +31,11 @@ for arg in args:
     for perm in (out, bt + ga + gb, bt + gb + ga):
         buf = torch.empty([sizes[c] for c in perm], dtype=tdt, device="cuda")
         o = buf.permute([perm.index(c) for c in out])
-        if perm == out:
+        if perm == out:  # (a case whose output is already in GEMM order repeats this row)
             fn = lambda i: einc.einsum(subs, *sets[i % len(sets)])
-            got = fn(0)
         else:
             fn = lambda i, o=o: einc.einsum(subs, *sets[i % len(sets)], out=o)
-            got = fn(0)
+        got = fn(0)
         ok = torch.allclose(got.double(), ref.double(), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype] * float(ref.abs().max()))
         te, _ = _events_median(torch, fn, 10, 3)
         row.append(f"{perm} {te * 1e6:7.1f} ({tt / te:4.2f}x){'' if ok else ' MISMATCH'}")

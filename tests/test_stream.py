@@ -207,6 +207,19 @@ def test_the_plan_picks_stream_mma_for_bf16_ccsd_t():
     assert "tiles along N (A resident)" in k.source and k.fallback is not None  # a tie: along C's unit stride
 
 
+def test_stream_copy_switch_reads_ccsd_t_in_place(monkeypatch):
+    """EINC_STREAM_COPY=0 (an A/B switch): no transpose step; the kernel gathers amji with its
+    panel resident (along M) and still compiles for sm_90 without spills."""
+    assert [s.strategy for s in api.plan_for(*CCSD_T, "bfloat16", backend="cuda").steps] == ["reduce", "gett"]
+    monkeypatch.setenv("EINC_STREAM_COPY", "0")
+    p = api.plan_for(*CCSD_T, "bfloat16", backend="cuda")
+    assert [s.strategy for s in p.steps] == ["gett"] and p.steps[0].config == (("tile", "stream"),)
+    k = emit_step(p, p.steps[0])
+    assert "tiles along M (B resident)" in k.source
+    regs, st, ld, log = ptxas(k)
+    assert 0 < regs <= 128 and st == 0 and ld == 0, log
+
+
 def test_stream_applies_only_to_short_k_fp32():
     p = _plan("ik,jk->ij", [(300, 20), (260, 20)])
     f32 = [np.dtype("float32")] * 3
