@@ -561,13 +561,15 @@ def loop_access(step) -> str:
 
 
 def _table_modes(step) -> int:
-    """Modes beyond one per gett group that the kernel reaches through offset tables."""
+    """Modes beyond one per M, N or K group that the kernel reaches through offset tables
+    (per element). The batch group's table is read once per tile, so its modes are free:
+    a split-K cut of two modes (l by 3 and k by 47) adds two batch modes, no gathering."""
     try:  # the groups alone: gett_layout would also build every offset table (2**27 entries
         from .codegen.cuda.emit import _gett_groups  # for a Sycamore step) just to count them
         G = _gett_groups(step)
     except (ImportError, AttributeError):
         return 0
-    return sum(len(G[g]) - 1 for g in ("batch", "m", "n", "k") if len(G[g]) > 1)
+    return sum(len(G[g]) - 1 for g in ("m", "n", "k") if len(G[g]) > 1)
 
 
 def _tiled_copy(step) -> str | None:

@@ -613,34 +613,27 @@ SPLIT_K_MAX = int(os.environ.get("EINC_SPLIT_K_MAX", 256))
 GPU_SMS = 132  # H200; the split only decides speed, never correctness
 
 
-def _split_candidates(k_total: int, k_extents) -> list:
+def _split_candidates(k_total: int, k_extents, exact: bool = False) -> list:
     """K split factors worth predicting: 1, and every S up to SPLIT_K_MAX that the cuts of
     _split_cuts make exactly (one mode S divides, or several modes' divisors multiplied,
     ``k_extents`` outermost first; an int: one mode) and that leave slices of at least
-    SPLIT_K_SLICE (short K is outside what the cost model was fitted on).
+    SPLIT_K_SLICE (short K is outside what the cost model was fitted on). ``exact`` (einc
+    tune): also every product of one divisor per mode (_exact_cuts), which the model does
+    not rank well (it cannot see a cut's short K runs: bf16 72^5 by 8 x 8 x 2 is predicted
+    faster as a split and slower as a step), so only measuring offers them.
 
     >>> _split_candidates(384 * 376, [384, 376])[-5:], _split_candidates(4096, 4096)
     ([94, 96, 128, 188, 192], [1, 2, 4, 8, 16])
+    >>> _split_candidates(384 * 376, [384, 376], exact=True)[-5:]
+    [128, 141, 188, 192, 256]
     """
     if k_total < SPLIT_K_MIN:
         return [1]
     exts = [k_extents] if isinstance(k_extents, (int, np.integer)) else [int(e) for e in k_extents]
     top = min(SPLIT_K_MAX, k_total // SPLIT_K_SLICE)
-    divs = [[d for d in range(2, min(e, top) + 1) if e % d == 0] for e in exts]
-    out = [1]
-    for s in range(2, top + 1):
-        if any(e % s == 0 for e in exts):
-            out.append(s)
-            continue
-        left, made = s, 1  # the greedy cuts of _split_cuts, outermost first
-        for ds in divs:
-            if left < 2:
-                break
-            d = max((d for d in ds if d <= left), default=1)
-            made, left = made * d, left // d
-        if made == s:
-            out.append(s)
-    return out
+    modes = list(enumerate(exts))
+    return [1] + [s for s in range(2, top + 1)
+                  if int(np.prod([d for _, d in _split_cuts(modes, s, exact)], dtype=np.int64)) == s]
 
 
 def split_k_factor(step: Step, in_dtypes=None) -> int:
@@ -765,15 +758,19 @@ def _reduce_split(outputs: int, total: int, biggest: int, extents=None) -> int:
     return max(divisors, default=1)
 
 
-def _split_cuts(modes, split: int) -> list:
+def _split_cuts(modes, split: int, exact: bool = False) -> list:
     """``(key, d)`` per summed mode to cut into d slices, from ``(key, extent)`` pairs,
-    outermost first: the largest mode that ``split`` divides, alone; else the modes in
+    outermost first: the largest mode that ``split`` divides, alone; else (``exact``) the
+    product of divisors that _exact_cuts finds, if any; else the modes in
     the order given, each cut by its largest divisor that still fits what is left of
     ``split`` (a tensor network's extent-2 modes: the outer ones, so the inner modes stay
     one contiguous run). The product of the cuts may fall short of ``split``."""
     whole = [(key, e) for key, e in modes if e % split == 0]
     if whole:
         return [(max(whole, key=lambda x: x[1])[0], split)] if split > 1 else []
+    found = _exact_cuts(list(modes), split) if exact else None
+    if found is not None:  # (where the greedy cuts below are exact, they are the same cuts)
+        return found
     cuts, left = [], split
     for key, e in modes:
         if left < 2:
@@ -783,6 +780,22 @@ def _split_cuts(modes, split: int) -> list:
             cuts.append((key, d))
             left //= d
     return cuts
+
+
+def _exact_cuts(modes, split: int):
+    """Cuts whose product is exactly ``split`` (a divisor of each mode, outermost first, the
+    largest first), or None: TCCG's lki,kjl->ji sums l=384, k=376, and its 141 slices (l by
+    3, k by 47) fill the waves that the greedy 128 (l by 128) leaves at 0.87."""
+    if split == 1:
+        return []
+    if not modes:
+        return None
+    (key, e), rest = modes[0], modes[1:]
+    for d in sorted((d for d in range(2, min(e, split) + 1) if e % d == 0 and split % d == 0), reverse=True):
+        tail = _exact_cuts(rest, split // d)
+        if tail is not None:
+            return [(key, d)] + tail
+    return _exact_cuts(rest, split)
 
 
 @dataclass(frozen=True)
@@ -801,7 +814,7 @@ PART = KSlice("part")  # the part index of the smallmn kernel's flat split (its 
 def _split_layouts(layouts, step: Step, split: int):
     """The operands with summed modes cut into (slice, rest) as _split_cuts chooses, the
     outermost first; returns the cut layouts and the kept slice labels with their extents."""
-    cuts = dict(_split_cuts([(m.label, m.extent) for m in _summed_outer_first(step)], split))
+    cuts = dict(_split_cuts([(m.label, m.extent) for m in _summed_outer_first(step)], split, exact=True))
 
     def cut(lay: Layout) -> Layout:
         labels, extents, strides = [], [], []

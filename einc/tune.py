@@ -66,7 +66,7 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     from .plan import _split_candidates, _summed_outer_first
     step, in_dtypes = t.seen[k]
     size = lambda kind: int(np.prod([m.extent for m in step.modes if m.kind == kind], dtype=np.int64))
-    splits = _split_candidates(size("k"), [m.extent for m in _summed_outer_first(step)])
+    splits = _split_candidates(size("k"), [m.extent for m in _summed_outer_first(step)], exact=True)
     work = size("m") * size("n") * size("k") * size("batch")
     tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
     tiles = [None] if tc else list(simt_tiles())

@@ -69,8 +69,7 @@ class Tuned:
         """The K split for contraction k's step: the pick's when it fits, else ``model``'s."""
         self.seen[k] = (step, tuple(in_dtypes))
         c = self.picks.get(k)
-        summed = [m.extent for m in step.modes if m.kind in ("k", "sum")]
-        if c is not None and c.split and summed and (c.split == 1 or max(summed) % c.split == 0):
+        if c is not None and c.split and _cuts_exactly(step, c.split):
             s = c.split
         else:
             s = model(step, in_dtypes)
@@ -260,3 +259,13 @@ def lookup(bound, out_strides, out_dtype, result_dtype, optimize, memory_limit, 
     t = Tuned(picks, "store")
     t.key = key
     return t
+
+
+def _cuts_exactly(step, split: int) -> bool:
+    """Whether the plan's cuts of ``step``'s summed modes make exactly ``split`` slices (a
+    tuned split across two modes, l by 3 and k by 47, is one; 3 of a 2048 mode is not)."""
+    from .plan import _split_cuts, _summed_outer_first
+    modes = [(m.label, m.extent) for m in _summed_outer_first(step)]
+    if not modes:
+        return False
+    return split == 1 or int(np.prod([d for _, d in _split_cuts(modes, split, exact=True)], dtype=np.int64)) == split

@@ -179,6 +179,28 @@ def test_a_stored_reduce_choice_and_a_split_that_does_not_fit(store_dir):
     assert_matches(out, subs, *ops, terms=2048)
 
 
+def test_a_tuned_split_across_two_modes_is_used_and_correct(store_dir):
+    """einc tune offers splits that cut two summed modes (141 = l by 3 x k by 47: lki,kjl's
+    waves fill where the model's 128 leaves them at 0.87); a stored one is the plan's split
+    (it used to be replaced by the model's unless one mode divided by it), and the plan sums
+    right on the CPU executor."""
+    from einc.plan import _split_candidates
+    from einc.tune import candidates
+    subs, shapes = "lki,kjl->ji", [(384, 94, 8), (94, 8, 384)]  # K = 141 slices of 256
+    _, t = plan_with(subs, shapes, "float32")
+    assert 141 in {c.split for c in candidates(t, 0) if c.split}
+    assert 141 not in _split_candidates(94 * 384, [94, 384])  # the model's own list: greedy cuts only
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", "64x64x8", 141)}))
+    plan = cuda_plan(subs, shapes)
+    cut = [m.extent for s in plan.steps if s.strategy == "gett" for m in s.modes if isinstance(m.label, KSlice)]
+    assert sorted(cut) == [3, 47]
+    rng = np.random.default_rng(2)
+    ops = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    out = np.full(plan.out_shape, np.nan, dtype=np.float32)
+    Executable(plan)(ops, out)
+    assert_matches(out, subs, *ops, terms=384 * 94)
+
+
 def test_a_corrupted_store_is_ignored_with_a_warning(store_dir):
     subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
     model = cuda_plan(subs, shapes)

@@ -42,11 +42,16 @@ def test_split_candidates_are_exactly_the_cuts_the_plan_makes():
     for _ in range(200):
         exts = [int(e) for e in rng.choice([2, 3, 6, 8, 12, 24, 47, 48, 84, 96, 376, 384, 1000], rng.integers(1, 4))]
         total = int(np.prod(exts))
-        cands = _split_candidates(total, exts)
-        assert cands[0] == 1 and cands == sorted(set(cands))
-        for s in cands[1:]:
-            assert int(np.prod([d for _, d in _split_cuts(list(enumerate(exts)), s)])) == s
-            assert total // s >= SPLIT_K_SLICE
+        for exact in (False, True):
+            cands = _split_candidates(total, exts, exact)
+            assert cands[0] == 1 and cands == sorted(set(cands))
+            for s in cands[1:]:
+                assert int(np.prod([d for _, d in _split_cuts(list(enumerate(exts)), s, exact)])) == s
+                if not exact:  # the plan cuts with exact=True: the same cuts the model predicted
+                    assert _split_cuts(list(enumerate(exts)), s, True) == _split_cuts(list(enumerate(exts)), s)
+                assert total // s >= SPLIT_K_SLICE
+            if exact:
+                assert set(_split_candidates(total, exts)) <= set(cands)
     assert {94, 128, 192} <= set(_split_candidates(384 * 376, [384, 376]))
     plan = plan_for("lki,kjl->ji", [(384, 376, 384), (376, 376, 384)], "float32", backend="cuda")
     assert int(np.prod([m.extent for m in plan.steps[0].modes if isinstance(m.label, KSlice)])) > 64
