@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 18, call a: einc tune on the fp32 split-K ccsd cases with the two-mode splits
 # (exact cuts, 141 = l by 3 x k by 47) now offered and usable, then the tuned plans against
-# torch.einsum (case_bench reads the tuned store); ap,srqp bf16 on the stream kernel (K = 96
-# forced past K_MAX_MMA) against the default.   (bash scripts/device_session18a.sh)
+# torch.einsum (case_bench reads the tuned store); the GPU tests of the tuned split.
+#   (bash scripts/device_session18a.sh)
 set -u
 source scripts/device_env.sh
 T0=$SECONDS
@@ -18,11 +18,6 @@ echo "== tuned fp32 ($((SECONDS-T0))s)"
 timeout 60 python3 scripts/case_bench.py float32 $C2 $C3
 timeout 60 python3 scripts/case_bench.py float32 $C2 $C3
 rm -rf /tmp/einc-cache/tuned* 2>/dev/null
-echo "== ap,srqp bf16 default / stream K=96 ($((SECONDS-T0))s)"
-AP="ap,srqp->srqa:a=96,p=96,q=84,r=84,s=84"
-BQ="bq,srqa->srba:a=96,b=84,q=96,r=84,s=84"
-for r in 1 2; do
-  timeout 60 python3 scripts/case_bench.py bfloat16 $AP $BQ
-  EINC_STREAM=1 EINC_STREAM_MMA_KMAX=96 timeout 60 python3 scripts/case_bench.py bfloat16 $AP $BQ
-done
+echo "== GPU tests of the tuned two-mode split ($((SECONDS-T0))s)"
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cost_tune.py tests/test_gpu_plan_rewrites.py -k "split" 2>&1 | tail -4
 echo "done $((SECONDS-T0))s"

@@ -201,6 +201,24 @@ def test_a_tuned_split_across_two_modes_is_used_and_correct(store_dir):
     assert_matches(out, subs, *ops, terms=384 * 94)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gpu_a_tuned_split_across_two_modes_matches_numpy(store_dir, dtype):
+    """The same stored 141-slice split run by the CUDA kernels (gett / tensor cores and the
+    reduce over the two slice modes), poisoned output, against numpy."""
+    import einc
+    from test_differential import make_array
+    subs, shapes = "lki,kjl->ji", [(384, 94, 40), (94, 36, 384)]
+    _, t = plan_with(subs, shapes, dtype)
+    tuned.store().put(t.key, tuned.entry(t.parts, {0: Choice("gett", None, 141)}))
+    plan = plan_for(subs, shapes, dtype, backend="cuda")
+    cut = [m.extent for s in plan.steps if s.strategy == "gett" for m in s.modes if isinstance(m.label, KSlice)]
+    assert sorted(cut) == [3, 47]
+    rng = np.random.default_rng(5)
+    ops = [make_array(rng, s, dtype, 0) for s in shapes]
+    assert_matches(einc.einsum(subs, *ops, backend="cuda"), subs, *ops, terms=384 * 94)
+
+
 def test_a_corrupted_store_is_ignored_with_a_warning(store_dir):
     subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
     model = cuda_plan(subs, shapes)
