@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# Session 18, call a: einc tune on the fp32 split-K ccsd cases with the two-mode splits
-# (exact cuts, 141 = l by 3 x k by 47) now offered and usable, then the tuned plans against
-# torch.einsum (case_bench reads the tuned store); the GPU tests of the tuned split.
-#   (bash scripts/device_session18a.sh)
+# Session 18, call a: (1) the ws1p producer keeping a resident operand's slices (one tile
+# column/row, no batch) against the tree before it (old/ = git archive of the parent commit),
+# on the ao2mo bf16 steps, alternated; (2) einc tune on the fp32 split-K ccsd cases with the
+# two-mode splits (exact cuts) now offered and usable, then the tuned plans against
+# torch.einsum; (3) the GPU tests of both changes.   (bash scripts/device_session18a.sh)
 set -u
 source scripts/device_env.sh
 T0=$SECONDS
 rm -rf /tmp/einc-cache/tuned* 2>/dev/null
+AP="ap,srqp->srqa:a=96,p=96,q=84,r=84,s=84"
+BQ="bq,srqa->srba:a=96,b=84,q=96,r=84,s=84"
+CR="cr,srba->scba:a=96,b=84,c=96,r=84,s=84"
+NEW=$PYTHONPATH
+for r in 1 2; do
+  echo "== ao2mo bf16 new ($((SECONDS-T0))s)"
+  timeout 60 python3 scripts/case_bench.py bfloat16 $AP $BQ $CR
+  echo "== ao2mo bf16 old ($((SECONDS-T0))s)"
+  (cd old && PYTHONPATH=/tmp/site:$PWD timeout 60 python3 scripts/case_bench.py bfloat16 $AP $BQ $CR)
+done
 C2="lki,kjl->ji:i=384,j=376,k=376,l=384"
 C3="lik,jkl->ji:i=384,j=376,k=384,l=384"
 echo "== default fp32 ($((SECONDS-T0))s)"
@@ -18,6 +29,10 @@ echo "== tuned fp32 ($((SECONDS-T0))s)"
 timeout 60 python3 scripts/case_bench.py float32 $C2 $C3
 timeout 60 python3 scripts/case_bench.py float32 $C2 $C3
 rm -rf /tmp/einc-cache/tuned* 2>/dev/null
-echo "== GPU tests of the tuned two-mode split ($((SECONDS-T0))s)"
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cost_tune.py tests/test_gpu_plan_rewrites.py -k "split" 2>&1 | tail -4
+echo "== GPU tests ($((SECONDS-T0))s)"
+timeout 200 python3 -m pytest -q -p no:cacheprovider -x tests/test_cost_tune.py tests/test_gpu_plan_rewrites.py \
+  "tests/test_mma.py::test_wgmma_ws_against_numpy" 2>&1 | tail -4
+echo "== memcheck ao2mo ws1p ($((SECONDS-T0))s)"
+timeout 90 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/one_einsum.py "ap,srqp->srqa:a=96,p=96,q=44,r=42,s=40" bfloat16 2>&1 | tail -2
+timeout 90 compute-sanitizer --tool racecheck --report-api-errors no python3 scripts/one_einsum.py "ap,srqp->srqa:a=96,p=96,q=44,r=42,s=40" bfloat16 2>&1 | tail -2
 echo "done $((SECONDS-T0))s"

@@ -221,6 +221,10 @@ WS_CASES = [
     ("ik,jk->ij", [(300, 72), (200, 72)], "float32", "tf32", True),
     ("amji,cbkm->kjicba", [(8, 40, 7, 8), (5, 6, 6, 40)], "float16", None, False),  # ccsd_t: K short, C M-fast
     ("ij,kj->ik", [(264, 200), (136, 200)], "float16", None, True),    # K-major B, ragged K tail
+    # one tile column (row), no batch, S % slices == 0: the C-apart tiles (ws1p) copy the
+    # resident operand's slices once per block, so capped grids reuse them across tiles
+    ("ap,srqp->srqa", [(96, 96), (6, 7, 40, 96)], "float16", None, True),  # ao2mo: N = 96, 2 slices
+    ("ik,jk->ij", [(90, 40), (600, 40)], "float16", None, True),       # M = 90, one slice
 ]
 
 

@@ -572,6 +572,11 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   __syncthreads();  // the barriers are initialised before anyone waits on them
 
   unsigned it = 0;  // slices through the ring so far (both roles count the same slices)
+  // A resident operand (TMA): with one tile row (column) and no batch, every tile reads the
+  // same A (B) slices, and with S % nk == 0 each stage always holds the same k slice, so the
+  // slice stays where the first round put it (SEP: the epilogue never stages C in the ring);
+  // later rounds copy only the other operand (ao2mo ap,srqp: N = 96, K = 96 in two slices)
+  const bool keep = SEP && TMA && p.batch == 1 && nk > 0 && S % nk == 0;
   if (wg == Cfg::WG) {  // the producer warpgroup
     einc_setmaxnreg_dec<Cfg::REG_P>();
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -588,10 +593,13 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
             const unsigned stage = it % S, round = it / S, st = smem0 + stage * Cfg::STAGE;
             const unsigned full = full0 + 8 * stage;
             const int k = kt * KE;
+            const bool again = keep && round > 0;
+            const bool copy_a = !(again && p.tiles_m == 1), copy_b = !(again && p.tiles_n == 1);
             einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);
-            einc_mbar_expect_tx(full, Cfg::STAGE);
-            einc_tma_load<TMA_RANK>(st, &tm->a, k, m, b, full);
-            if constexpr (B_KMAJ) {
+            einc_mbar_expect_tx(full, (copy_a ? Cfg::A_BYTES : 0) + (copy_b ? Cfg::B_BYTES : 0));
+            if (copy_a) einc_tma_load<TMA_RANK>(st, &tm->a, k, m, b, full);
+            if (!copy_b) {
+            } else if constexpr (B_KMAJ) {
               einc_tma_load<TMA_RANK>(st + Cfg::A_BYTES, &tm->b, k, n, b, full);
             } else {
 #pragma unroll
