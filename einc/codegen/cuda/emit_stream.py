@@ -200,7 +200,8 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKe
     along_m = _along_m(lay, KB // E, E)
     side = lambda r, kmaj: r * (KB + 16) if kmaj else (KB // E) * (r * E + 16)  # mma.cuh EincMmaSmem
     ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
-    staging = WM * WN * (BM // WM) * ((BN // WN) * dtypes[0].itemsize + 16)  # one area per warp
+    row = (BN // WN) * dtypes[0].itemsize
+    staging = WM * WN * (BM // WM) * (row if row == 64 and dtypes[0].itemsize == 2 else row + 16)  # per warp: WPITCH
     smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + staging
     minb = BLOCKS_PER_SM if BLOCKS_PER_SM * (smem + 1024) <= SMEM_PER_SM else 1  # K past K_MAX_MMA: one
     tout, tcn, tan, _ = _types(dtypes, compute)

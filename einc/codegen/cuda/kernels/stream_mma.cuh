@@ -88,7 +88,14 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   using LB = EincMmaSmem<BN, E, B_KMAJ, KB>;
   constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0, SLOT = 4 + 2 * (OM + ON);
   constexpr int RING = (8 * 3 * SLOT + 127) / 128 * 128;
-  constexpr int WPITCH = Cfg::TN * static_cast<int>(sizeof(TOut)) + 16, WSTAGE = Cfg::TM * WPITCH;  // per warp
+  // The warps' staging rows: 64-byte rows (TN = 32 16-bit columns) packed, their 16-byte
+  // chunks XOR-swizzled by (row / 2) % 4, so both the 4-byte fragment writes (8 rows x 4
+  // lanes) and the 16-byte read-out (2 rows x 4 lanes per quarter-warp) hit distinct banks;
+  // other rows padded by 16 bytes (the write side's rule; its read-out is 2-way at 80 bytes:
+  // session 15's ncu counted 2.6 M conflicts on ccsd_t)
+  constexpr int ROWB = Cfg::TN * static_cast<int>(sizeof(TOut));
+  constexpr bool SWZ = ROWB == 64 && sizeof(TOut) == 2;  // (8-column chunks of 16 bytes, as read)
+  constexpr int WPITCH = SWZ ? 64 : ROWB + 16, WSTAGE = Cfg::TM * WPITCH;  // per warp
   static_assert(NI % 2 == 0, "B fragments come in pairs of 8-column tiles");
   static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
   static_assert(RING % 128 == 0 && LA::BYTES % 128 == 0 && LB::BYTES % 128 == 0, "aligned areas");
@@ -177,13 +184,14 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
       for (int a = 0; a < MI; ++a)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          TOut* row = reinterpret_cast<TOut*>(ws + (a * 16 + g + 8 * h) * WPITCH) + 2 * t;
+          const int rr = a * 16 + g + 8 * h, sw = SWZ ? (rr >> 1) & 3 : 0;
+          unsigned char* row = ws + rr * WPITCH + 2 * t * static_cast<int>(sizeof(TOut));
 #pragma unroll
-          for (int j = 0; j < NI; ++j) {
+          for (int j = 0; j < NI; ++j) {  // columns 8j .. 8j+7: 16-byte chunk j (swizzled)
             EincVec<TOut, 2> v;
             v.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h])));
             v.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h + 1])));
-            *reinterpret_cast<EincVec<TOut, 2>*>(row + 8 * j) = v;
+            *reinterpret_cast<EincVec<TOut, 2>*>(row + (j ^ sw) * 8 * static_cast<int>(sizeof(TOut))) = v;
           }
         }
     }
@@ -204,7 +212,8 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
       for (int q = 0; q < Cfg::TM / RROWS; ++q) {
         const int r = r0 + q * RROWS;
         if (mw + r < p.M) {
-          const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(ws + r * WPITCH + col * sizeof(TOut));
+          const int chunk = SWZ ? (col / CPT) ^ ((r >> 1) & 3) : col / CPT;  // (CPT columns = 16 bytes)
+          const EincVec<TOut, CPT> v = *reinterpret_cast<const EincVec<TOut, CPT>*>(ws + r * WPITCH + chunk * 16);
           TOut* const rq = cb_ + (TAB_M ? o[4 + BM + wm0 + r] : (mw + r) * p.c_m);
           if (run && (reinterpret_cast<unsigned long long>(rq + c[0]) & 15) == 0) {
             *reinterpret_cast<EincVec<TOut, CPT>*>(rq + c[0]) = v;
