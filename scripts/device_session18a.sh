@@ -32,9 +32,9 @@ timeout 60 python3 scripts/case_bench.py float32 $C2 $C3
 rm -rf /tmp/einc-cache/tuned* 2>/dev/null
 echo "== GPU tests ($((SECONDS-T0))s)"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -x tests/test_cost_tune.py tests/test_gpu_plan_rewrites.py \
-  "tests/test_mma.py::test_wgmma_ws_against_numpy" tests/test_stream.py 2>&1 | tail -4
+  "tests/test_mma.py::test_wgmma_ws_against_numpy" tests/test_stream.py -k "split or ws1p or wsp or stream" 2>&1 | tail -4
 echo "== memcheck ao2mo ws1p ($((SECONDS-T0))s)"
-timeout 90 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/one_einsum.py "ap,srqp->srqa:a=96,p=96,q=44,r=42,s=40" bfloat16 2>&1 | tail -2
-timeout 90 compute-sanitizer --tool racecheck --report-api-errors no python3 scripts/one_einsum.py "ap,srqp->srqa:a=96,p=96,q=44,r=42,s=40" bfloat16 2>&1 | tail -2
-timeout 90 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/one_einsum.py "amji,cbkm->kjicba:a=24,b=20,c=20,i=24,j=20,k=20,m=24" bfloat16 2>&1 | tail -2
+timeout 60 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/one_einsum.py "ap,srqp->srqa:a=96,p=96,q=44,r=42,s=40" bfloat16 2>&1 | tail -2
+timeout 60 compute-sanitizer --tool racecheck --report-api-errors no python3 scripts/one_einsum.py "ap,srqp->srqa:a=96,p=96,q=44,r=42,s=40" bfloat16 2>&1 | tail -2
+timeout 60 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/one_einsum.py "amji,cbkm->kjicba:a=24,b=20,c=20,i=24,j=20,k=20,m=24" bfloat16 2>&1 | tail -2
 echo "done $((SECONDS-T0))s"
