@@ -652,13 +652,19 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     if step.strategy != "gett" or config_tile(step) in ("smallmn", "stream"):  # (K itself / all K in one slice)
         return 1
     k_total = size("k")
-    cands = _split_candidates(k_total, [m.extent for m in _summed_outer_first(step)])
-    if len(cands) == 1:
-        return 1
     compute = np.dtype(step.compute)
     in_dtypes = tuple(in_dtypes or (compute, compute))
     M, N, batch = size("m"), size("n"), size("batch")
     family = gett_family(in_dtypes, compute, work=M * N * k_total * batch)
+    # the SIMT fp32 kernel ranks the exact two-mode cuts as measured (session 18a: lki,kjl
+    # 141 = l 3 x k 47 predicted 1.22 ms, measured 1.12, the fastest of 24; lik,jkl 144 1.66
+    # / 1.36, the fastest); tensor-core steps keep the greedy list (tune.py: _split_candidates)
+    exact = family == "gett/float32"
+    summed = _summed_outer_first(step)
+    cands = [s for s in _split_candidates(k_total, [m.extent for m in summed], exact)
+             if s == 1 or not _cuts_short_runs(step, summed, s, exact, np.dtype(in_dtypes[0]).itemsize)]
+    if len(cands) == 1:
+        return 1
     items = (np.dtype(in_dtypes[0]).itemsize, compute.itemsize, compute.itemsize)
     prof = profile_for()
     times = [(predict_split(M, N, k_total, batch, s, items, family, prof)[1], s) for s in cands]
@@ -668,6 +674,20 @@ def split_k_factor(step: Step, in_dtypes=None) -> int:
     if best >= times[0][0] * (1 - TIE):
         return 1
     return min(s for t, s in times if t <= best * (1 + TIE))
+
+
+def _cuts_short_runs(step: Step, summed, split: int, exact: bool, itemsize: int) -> bool:
+    """Whether cutting ``step``'s summed modes into ``split`` slices leaves an operand's
+    unit-stride mode shorter than 16 bytes: its loads can no longer be vectors, which the
+    model does not see (session 18a, fp32 lki,kjl, B's unit-stride l = 384 cut by 128 into
+    runs of 3: 1.35 ms measured, 1.34 predicted; by 192, runs of 2: 1.46 / 1.26; the 141
+    that keeps runs of 128: 1.12 / 1.22)."""
+    j_of = {m.label: j for j, m in enumerate(step.modes)}
+    for label, d in _split_cuts([(m.label, m.extent) for m in summed], split, exact):
+        j = j_of[label]
+        if any(abs(row[j]) == 1 for row in step.strides[1:]) and step.modes[j].extent // d * itemsize < 16:
+            return True
+    return False
 
 
 def smallmn_steps(step: Step, ops, tgt_buf, tgt_lay, tgt_dt, temp, backend) -> list:

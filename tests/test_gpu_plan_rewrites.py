@@ -57,6 +57,25 @@ def test_split_candidates_are_exactly_the_cuts_the_plan_makes():
     assert int(np.prod([m.extent for m in plan.steps[0].modes if isinstance(m.label, KSlice)])) > 64
 
 
+def test_fp32_split_keeps_unit_stride_runs_and_takes_two_mode_cuts():
+    """The model's fp32 split: no cut that leaves an operand's unit-stride mode under 16
+    bytes (lki,kjl: B's l = 384 by 128 leaves runs of 3, 1.35 ms measured), and the exact
+    two-mode cuts (141 = l by 3 x k by 47, 1.12 ms; lik,jkl's 144 = l by 48 x k by 3, 1.36
+    against 128's 1.54: session 18a's einc tune, the fastest of 24 each)."""
+    from einc.plan import _cuts_short_runs, _summed_outer_first
+    cut = lambda p: sorted(m.extent for s in p.steps if s.strategy == "gett" for m in s.modes
+                           if isinstance(m.label, KSlice))
+    assert cut(plan_for("lki,kjl->ji", [(384, 376, 384), (376, 376, 384)], "float32", backend="cuda")) == [3, 47]
+    assert cut(plan_for("lik,jkl->ji", [(384, 384, 384), (376, 384, 384)], "float32", backend="cuda")) == [3, 48]
+    # the step as planned before any split (strategy forced: no split-K rewrite), l whole
+    step = plan_for("lki,kjl->ji", [(384, 376, 384), (376, 376, 384)], "float32", backend="cuda",
+                    strategy="gett").steps[0]
+    assert not any(isinstance(m.label, KSlice) for m in step.modes)
+    summed = _summed_outer_first(step)
+    assert _cuts_short_runs(step, summed, 128, True, 4) and _cuts_short_runs(step, summed, 192, True, 4)
+    assert not _cuts_short_runs(step, summed, 141, True, 4) and not _cuts_short_runs(step, summed, 96, True, 4)
+
+
 def test_no_split_when_output_fills_the_gpu_or_k_is_short():
     assert len(plan_for("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", backend="cuda").steps) == 1
     assert len(plan_for("ij,jk->ik", [(64, 512), (512, 64)], "float32", backend="cuda").steps) == 1
