@@ -18,8 +18,19 @@ def reference(subscripts, *ops):
     return np.einsum(*args, optimize=True)
 
 
+def _finfo(dt: np.dtype):
+    """numpy's finfo, or ml_dtypes' for bfloat16 (numpy's kind 'V': it has no finfo)."""
+    if dt.kind in "fc":
+        return np.finfo(dt)
+    if dt.name == "bfloat16":
+        import ml_dtypes
+        return ml_dtypes.finfo(dt)
+    return None
+
+
 def _eps(dt: np.dtype) -> float:
-    return float(np.finfo(dt).eps) if dt.kind in "fc" else 0.0
+    fi = _finfo(dt)
+    return float(fi.eps) if fi is not None else 0.0
 
 
 def summed_terms(subs: str, shapes) -> int:
@@ -47,9 +58,10 @@ def assert_matches(got, subscripts, *ops, dtype=None, terms=1, product_eps=0.0):
         np.testing.assert_array_equal(got, ref.astype(res_dt))
         return
     absref = np.abs(reference(subscripts, *[np.abs(o.astype(np.complex128 if o.dtype.kind == "c" else np.float64)) for o in ops]))
-    acc = np.float32 if res_dt == np.float16 else res_dt
+    # 16-bit results are accumulated in fp32 (bfloat16 too: before, its eps read as 0 here)
+    acc = np.dtype(np.float32) if res_dt == np.float16 or res_dt.name == "bfloat16" else res_dt
     # + half a subnormal step: rounding into the subnormal range is exact only to that
-    sub = float(np.finfo(res_dt).smallest_subnormal) if res_dt.kind in "fc" else 0.0
+    sub = float(_finfo(res_dt).smallest_subnormal) if _finfo(res_dt) is not None else 0.0
     tol = (_eps(np.dtype(acc)) * (terms + len(ops)) * 4 + _eps(res_dt) + product_eps) * absref + sub + 1e-300
     # NaN and inf must agree exactly in position
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
