@@ -10,6 +10,7 @@ nothing. Strategy choice lives here and only here.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -617,10 +618,10 @@ def _split_candidates(k_total: int, k_extents, exact: bool = False) -> list:
     """K split factors worth predicting: 1, and every S up to SPLIT_K_MAX that the cuts of
     _split_cuts make exactly (one mode S divides, or several modes' divisors multiplied,
     ``k_extents`` outermost first; an int: one mode) and that leave slices of at least
-    SPLIT_K_SLICE (short K is outside what the cost model was fitted on). ``exact`` (einc
-    tune): also every product of one divisor per mode (_exact_cuts), which the model does
-    not rank well (it cannot see a cut's short K runs: bf16 72^5 by 8 x 8 x 2 is predicted
-    faster as a split and slower as a step), so only measuring offers them.
+    SPLIT_K_SLICE (short K is outside what the cost model was fitted on). ``exact``: also
+    every product of one divisor per mode (_exact_cuts); einc tune offers them everywhere,
+    the model only on fp32 SIMT steps (where session 18 measured them), as it ranks them
+    wrongly on tensor cores (bf16 72^5 by 8 x 8 x 2: fastest as a split, slowest as a step).
 
     >>> _split_candidates(384 * 376, [384, 376])[-5:], _split_candidates(4096, 4096)
     ([94, 96, 128, 188, 192], [1, 2, 4, 8, 16])
@@ -808,7 +809,10 @@ def _exact_cuts(modes, split: int):
     3, k by 47) fill the waves that the greedy 128 (l by 128) leaves at 0.87."""
     if split == 1:
         return []
-    if not modes:
+    # feasible iff every prime power of split fits in the modes' gcds with it; checked at
+    # every level, so the search never enters a subtree without a solution (24 extent-2
+    # modes of a tensor network would otherwise try 2^24 paths for split 254)
+    if not modes or math.prod(math.gcd(e, split) for _, e in modes) % split:
         return None
     (key, e), rest = modes[0], modes[1:]
     for d in sorted((d for d in range(2, min(e, split) + 1) if e % d == 0 and split % d == 0), reverse=True):

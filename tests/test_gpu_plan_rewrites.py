@@ -76,6 +76,19 @@ def test_fp32_split_keeps_unit_stride_runs_and_takes_two_mode_cuts():
     assert not _cuts_short_runs(step, summed, 141, True, 4) and not _cuts_short_runs(step, summed, 96, True, 4)
 
 
+def test_exact_cuts_on_many_small_modes():
+    """A tensor network's 24 extent-2 summed modes: powers of two are cut exactly (one mode
+    each), anything with an odd factor is not, and the search says so at once (without the
+    gcd check it walked 2^24 paths for 254)."""
+    from einc.plan import _exact_cuts, _split_candidates
+    modes = [(i, 2) for i in range(24)]
+    assert _exact_cuts(modes, 256) == [(i, 2) for i in range(8)]
+    assert _exact_cuts(modes, 254) is None and _exact_cuts(modes, 3) is None
+    assert _split_candidates(2 ** 24, [2] * 24, exact=True) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    assert _exact_cuts([("l", 384), ("k", 376)], 141) == [("l", 3), ("k", 47)]
+    assert _exact_cuts([("l", 384), ("k", 376)], 5) is None
+
+
 def test_no_split_when_output_fills_the_gpu_or_k_is_short():
     assert len(plan_for("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", backend="cuda").steps) == 1
     assert len(plan_for("ij,jk->ik", [(64, 512), (512, 64)], "float32", backend="cuda").steps) == 1
