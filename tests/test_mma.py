@@ -259,6 +259,46 @@ def test_tma_producer_takes_the_strided_layouts_and_compiles(monkeypatch, n):
     assert cubin[:4] == b"\x7fELF"
 
 
+@pytest.mark.parametrize("n", range(len(WS_CASES)))
+def test_tma_store_epilogue_takes_row_major_16bit_c_and_compiles(monkeypatch, n):
+    """EINC_WGMMA_TMA_STORE: the C-apart tile (ws1p) gets a third map, over the output
+    (pointer 0), where C is 16-bit with its N group unit-stride and its M (and batch)
+    group one strided mode; boxes of 64 columns by the tile's rows. The kernel builds for
+    sm_90a without spills, its staging 1024-byte aligned in the smem it asks for."""
+    from einc.codegen.cuda import emit_wgmma
+    from einc.codegen.cuda.emit import gett_layout
+    from test_cuda_codegen import ptxas
+    expr, shapes, dtype, precision, fits = WS_CASES[n]
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma128x128ws1p")
+    monkeypatch.setattr(emit_wgmma, "TMA_STORE", True)
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
+    step = next(s for s in p.steps if s.strategy == "gett")
+    k = emit_step(p, step, "sm_90")
+    lay = gett_layout(step, 128, 128)
+    c = emit_wgmma.c_map(lay, p.buffers[step.result].dtype, 128, 128)
+    if not fits or c is None or len(c.dims) != len(k.tmaps[0].dims):
+        assert len(k.tmaps) <= 2 and "EincTmaps3 tm" not in k.source
+        return
+    assert len(k.tmaps) == 3 and k.tmaps[2] == c and c.ptr == 0 and c.box[:2] == (64, 128)
+    assert c.dims[:2] == (lay.ext["n"], lay.ext["m"]) and "__grid_constant__ EincTmaps3 tm" in k.source
+    assert k.smem == emit_wgmma.smem_bytes("wgmma128x128ws1p", 2, True) < emit_wgmma.smem_bytes("wgmma128x128ws1p", 2)
+    regs, st, ld, log = ptxas(k, "sm_90a")
+    assert st == 0 and ld == 0, log
+
+
+def test_tma_store_map_of_the_ao2mo_step():
+    """ao2mo ap,srqp (bf16): C = srqa is the kernel's [M = srq rows of 96 a]: one map of
+    dims (96, 84^3), a row pitch of 192 bytes; lki,jl's C (unit-stride along the kernel's M)
+    gets none."""
+    from einc.codegen.cuda import emit_wgmma
+    from einc.codegen.cuda.emit import gett_layout
+    p = einc.api.plan_for("ap,srqp->srqa", [(96, 96), (84, 84, 84, 96)], "bfloat16", backend="cuda")
+    c = emit_wgmma.c_map(gett_layout(p.steps[0], 128, 128), "bfloat16", 128, 128)
+    assert c == emit_wgmma.Tmap(0, "BFLOAT16", (96, 84 ** 3), (192,), (64, 128))
+    p = einc.api.plan_for("lki,jl->kji", [(384, 376, 384), (376, 384)], "bfloat16", backend="cuda")
+    assert emit_wgmma.c_map(gett_layout(p.steps[0], 128, 256), "bfloat16", 128, 256) is None
+
+
 def test_a_tabled_m_takes_the_warp_specialised_tile_only_with_tma(monkeypatch):
     """M (and N) tabled in C only: the TMA producer reads A's rows as one strided mode, so
     the warp-specialised tile applies; the cp.async producer would look every row up per
@@ -336,20 +376,24 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p",
                                   "wgmma128x256wsp"])
-@pytest.mark.parametrize("tma", [True, False])
+@pytest.mark.parametrize("tma,store", [(True, False), (False, False), (True, True)])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
-def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, tile, max_grid):
+def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, store, tile, max_grid):
     """The producer/consumer pipeline: its kernel is the one planned (no fallback), and
     with the grid capped at 2 blocks each walks several tiles, so the mbarrier phases
     carry across tiles. Both producers: TMA boxes (where the layout fits) and 16-byte
-    cp.async pieces."""
+    cp.async pieces; ``store``: the C-apart tiles' epilogue storing C by TMA boxes
+    (EINC_WGMMA_TMA_STORE), ragged edges clipped, the staging reused across tiles."""
     torch = pytest.importorskip("torch")
     from einc.codegen.cuda import emit_wgmma
     if tma and not tma_fits:
         pytest.skip("the TMA producer does not take this layout (the cp.async run covers it)")
+    if store and tile not in emit_wgmma.SEPARATE_STAGING:
+        pytest.skip("the TMA store is the C-apart tiles' epilogue")
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
     monkeypatch.setattr(emit_wgmma, "loader_tile", lambda step: tile)  # (a tabled M without TMA)
     monkeypatch.setattr(emit_wgmma, "TMA", tma)
+    monkeypatch.setattr(emit_wgmma, "TMA_STORE", store)
     if max_grid:
         monkeypatch.setattr(emit_wgmma, "MAX_GRID", max_grid)
     einc.api._EXECUTABLES.clear()
@@ -357,8 +401,15 @@ def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma
     p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
     ks = [emit_step(p, s, "sm_90") for s in p.steps]
     assert any("einc_wgmma_gett_ws<" in k.source for k in ks)
-    assert any(k.tmaps for k in ks) == tma and all(("__grid_constant__ EincTmaps tm" in k.source) == bool(k.tmaps)
+    assert any(k.tmaps for k in ks) == tma and all(("__grid_constant__ EincTmaps" in k.source) == bool(k.tmaps)
                                                    for k in ks if k.name.startswith("einc_wgmma"))
+    if store:  # C's map exactly where c_map takes the layout (test_tma_store_epilogue_... : 7 cases do)
+        from einc.codegen.cuda.emit import gett_layout
+        bm, bn = emit_wgmma.WGMMA_TILES[tile][:2]
+        for st, k in zip(p.steps, ks):
+            if k.name.startswith("einc_wgmma") and k.tmaps:
+                c = emit_wgmma.c_map(gett_layout(st, bm, bn), p.buffers[st.result].dtype, bm, bn)
+                assert (len(k.tmaps) == 3) == (c is not None and len(c.dims) == len(k.tmaps[0].dims))
     rng = np.random.default_rng(len(expr) + sum(map(sum, shapes)))
     arrays = [_data(rng, s, dtype) for s in shapes]
     ref = np.einsum(expr, *[a.astype(np.float64) for a in arrays])

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ...ir import Plan, Step
 from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _merge,
                    _name, _types, gett_layout)
@@ -72,6 +74,9 @@ ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync eve
 # the warp-specialised tiles' producer copies boxes by TMA where tma_maps fits
 # (EINC_WGMMA_TMA=0: the 16-byte cp.async producer everywhere)
 TMA = os.environ.get("EINC_WGMMA_TMA", "1") != "0"
+# EINC_WGMMA_TMA_STORE=1: the C-apart tiles store C by TMA boxes where c_map fits (an A/B
+# switch until measured; kernels/wgmma.cuh einc_wgmma_epilogue_tma)
+TMA_STORE = os.environ.get("EINC_WGMMA_TMA_STORE", "0") == "1"
 _TMAP_DTYPE = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32", "int8": "UINT8",
                "uint8": "UINT8"}  # raw bits: the tensor cores read them as the instruction's type
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
@@ -156,13 +161,38 @@ def loader_tile(step: Step) -> str:
     return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
 
 
-def smem_bytes(tile: str, out_bytes: int = 4) -> int:
+def smem_bytes(tile: str, out_bytes: int = 4, tma_c: bool = False) -> int:
     bm, bn, stages, ws = WGMMA_TILES[tile]
     # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised)
     ring = stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
+    if tile in SEPARATE_STAGING and tma_c:  # C's boxes (bn/64 of bm 128-byte rows), 1024-byte aligned
+        return (ring - 1024 + 1023) // 1024 * 1024 + 1024 + bm * bn * out_bytes
     if tile in SEPARATE_STAGING:  # C's tile (row pitch bn + 8) and row offsets, 128-byte aligned
         return (ring + 127) // 128 * 128 + bm * (bn + 8) * out_bytes + bm * 8
     return ring
+
+
+def c_map(lay, out_dtype, bm: int, bn: int):
+    """C's tensor map for the TMA-store epilogue (emit.Tmap, ``ptr`` 0), or None where the
+    layout does not fit it: a 16-bit C whose M (and batch) group is one strided mode of it
+    in multiples of 16 bytes and whose N group is one unit-stride mode; boxes of 64 columns
+    by bm rows, 128-byte swizzle; out-of-range rows and columns are not written."""
+    E = np.dtype(out_dtype).itemsize
+    G, ext = lay.G, lay.ext
+    if E != 2 or bn % 64 or not (G["m"] and G["n"]) or max(ext.values()) >= 2 ** 31:
+        return None
+    m, n = _collapsed(G["m"], 0), _collapsed(G["n"], 0)
+    b = _collapsed(G["b"], 0) if G["b"] else (1, 0)
+    ok = lambda s: 0 < s * E < 2 ** 40 and (s * E) % 16 == 0
+    if m is None or n is None or b is None or n[1] != 1 or not ok(m[1]):
+        return None
+    dims, strides, box = (ext["n"], ext["m"]), (m[1] * E,), (64, bm)
+    if ext["b"] > 1:
+        if not ok(b[1]):
+            return None
+        dims, strides, box = dims + (ext["b"],), strides + (b[1] * E,), box + (1,)
+    return Tmap(0, {"float16": "FLOAT16", "bfloat16": "BFLOAT16"}.get(np.dtype(out_dtype).name, "UINT16"),
+                dims, strides, box)
 
 
 def threads(tile: str) -> int:
@@ -301,14 +331,18 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
             BM, BN, S, ws = WGMMA_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     nthreads = threads(cfg)
-    smem = smem_bytes(cfg, dtypes[0].itemsize)
+    tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
+    cmap = c_map(lay, dtypes[0], BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
+    if cmap is not None and len(cmap.dims) != len(tmaps[0].dims):
+        cmap = None  # (one rank for all three maps: the batch is all of theirs or none's)
+    tmaps += (cmap,) if cmap else ()
+    smem = smem_bytes(cfg, dtypes[0].itemsize, cmap is not None)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (lay.tabled["b"], lay.tabled["m"], lay.tabled["n"], lay.tabled["k"], b_kmaj)
     struct = _mma_struct(op, BN, b_kmaj)
-    tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
     rank = len(tmaps[0].dims) if tmaps else 0
     tma_opt = int(os.environ.get("EINC_WGMMA_TMA_OPT", "0")) if rank else 0  # kernels/wgmma.cuh TMA_OPT
     group_m = int(os.environ.get("EINC_WGMMA_GROUP_M", "8"))  # A/B measurements of the tile order
@@ -317,13 +351,14 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m)
+           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None)
     name = _name("wgmma", key, dtypes)
     sep = cfg in SEPARATE_STAGING
     tail = [str(rank), str(tma_opt)] if rank or sep else []
-    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail + (["true"] if sep else []))
+    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail + (["true"] if sep else [])
+                      + (["true", "EincTmaps3"] if cmap else []))
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
-    tm_param, tm_arg = (", const __grid_constant__ EincTmaps tm", ", &tm") if rank else ("", "")
+    tm_param, tm_arg = (f", const __grid_constant__ EincTmaps{'3' if cmap else ''} tm", ", &tm") if rank else ("", "")
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta{tm_param}) {{\n"
             f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta{tm_arg});\n}}\n")
@@ -345,11 +380,13 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
                f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
                f"(grid-stride, capped at 2^31-1)") + f"; {smem} bytes of dynamic shared memory; sm_90a",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
-    dims = lambda t, w: (("k", "m") if w == "a" else ("k", "n") if b_kmaj else ("n", "k")) + ("batch",) * (len(t.dims) > 2)
-    launch += [f"tensor map {w}: EincTmaps.{w} (by value, after the metadata) = cuTensorMapEncodeTiled over "
-               f"in{t.ptr - 1} as {t.dtype} dims ({', '.join(dims(t, w))}) innermost first, box {t.box}, 128-byte "
+    dims = lambda t, w: ((("k", "m") if w == "a" else ("n", "m") if w == "c" else ("k", "n") if b_kmaj else ("n", "k"))
+                         + ("batch",) * (len(t.dims) > 2))
+    launch += [f"tensor map {w}: EincTmaps{'3' if cmap else ''}.{w} (by value, after the metadata) = cuTensorMapEncodeTiled over "
+               f"{'out' if t.ptr == 0 else f'in{t.ptr - 1}'} as {t.dtype} dims ({', '.join(dims(t, w))}) innermost first, box {t.box}, 128-byte "
                f"swizzle, zero fill; extents and strides are the call's (runtime/cuda.py encode_tmap, per pointer)"
-               for w, t in zip("ab", tmaps)]
+               + ("; the epilogue stores C's tile by these boxes" if w == "c" else "")
+               for w, t in zip("abc", tmaps)]
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "wgmma.cuh"], spec)
     fallback = emit_mma(plan, step, dtypes, compute, op)

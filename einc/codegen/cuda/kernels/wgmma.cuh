@@ -135,6 +135,9 @@ struct alignas(64) EincTmap {
 struct EincTmaps {
   EincTmap a, b;
 };
+struct EincTmaps3 {  // + C's map: the C-apart epilogue stores its tile by TMA (TMA_C)
+  EincTmap a, b, c;
+};
 __device__ __forceinline__ void einc_mbar_expect_tx(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
@@ -469,6 +472,61 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
   }
 }
 
+// TMA_C epilogue of the C-apart tiles (16-bit C, its groups one strided mode each, N unit-
+// stride): the consumers stage the tile as BN/64 boxes of BM 128-byte rows in the 128-byte
+// swizzle (16-byte chunk c of row r at c ^ (r % 8): a warp's fragment writes, 8 rows x 4
+// lanes, hit 32 banks), and one thread stores each box with cp.async.bulk.tensor, which
+// clips the ragged edges. The store reads the staging asynchronously: that thread waits for
+// it (wait_group.read) before the next tile's staging, and for completion before exit.
+template <class Cfg, class Mma, int NTE, int RANK, class TOut, class TC, class TA>
+__device__ __forceinline__ void einc_wgmma_epilogue_tma(const typename Mma::Acc* d, unsigned char* stage,
+                                                        unsigned sst, int tid, long long bi, long long m0,
+                                                        long long n0, const EincTmap* cmap) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BOX = BM * 128;
+  static_assert(sizeof(TOut) == 2 && BN % 64 == 0, "64 16-bit columns per 128-byte box row");
+  using Acc = typename Mma::Acc;
+  const auto out = [](Acc x) { return EincStore<TOut>::f(cast<TC>(static_cast<TA>(x))); };
+  if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  einc_named_bar<1, NTE>();  // WAR: the previous tile's stores have read the staging
+  {
+    const int wg = tid >> 7, w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
+#pragma unroll
+    for (int mh = 0; mh < Cfg::MH; ++mh)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = (wg * Cfg::MH + mh) * 64 + w * 16 + g + 8 * h;
+        unsigned char* row = stage + r * 128 + 4 * t;
+        const Acc* dm = d + mh * Mma::NACC;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {  // columns 8j.. : box j / 8, chunk j % 8
+          EincVec<TOut, 2> v;
+          v.v[0] = out(dm[4 * j + 2 * h]);
+          v.v[1] = out(dm[4 * j + 2 * h + 1]);
+          *reinterpret_cast<EincVec<TOut, 2>*>(row + (j >> 3) * BOX + (((j & 7) ^ (r & 7)) << 4)) = v;
+        }
+      }
+  }
+  einc_fence_async_smem();   // the generic writes, before the async proxy reads them
+  einc_named_bar<1, NTE>();  // RAW: the whole tile is staged
+  if (tid == 0) {
+    const unsigned long long m = reinterpret_cast<unsigned long long>(cmap);
+    const int r0 = static_cast<int>(m0), b = static_cast<int>(bi);
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j) {
+      const int c0 = static_cast<int>(n0) + 64 * j;
+      if constexpr (RANK == 2)
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
+                     "r"(c0), "r"(r0), "r"(sst + j * BOX)
+                     : "memory");
+      else
+        asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                     "r"(c0), "r"(r0), "r"(b), "r"(sst + j * BOX)
+                     : "memory");
+    }
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  }
+}
+
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA>
 __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
@@ -528,10 +586,11 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 // its first thread copies boxes through the tensor maps ``tm`` (rank 3: a batch dimension),
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
-          class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false>
+          class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false, bool TMA_C = false,
+          class TM = EincTmaps>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
-                                                   const EincTmaps* tm = nullptr) {
+                                                   const TM* tm = nullptr) {
   constexpr int NTC = Cfg::NTC, S = Cfg::S, E = Mma::E, KE = 128 / E;
   constexpr bool TMA = TMA_RANK > 0;
   // TMA_OPT (A/B measurements): bit 0 keeps the consumers' proxy fence after each full wait
@@ -552,8 +611,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   const unsigned full0 = smem0 + S * Cfg::STAGE, empty0 = full0 + 8 * S;
   // SEP: C is staged (as TOut) after the barriers, apart from the ring, so the producer never
   // waits for an epilogue: it runs on into the next tile's slices (persistent blocks)
-  unsigned char* const stage_c =
-      einc_wgmma_smem_raw + (smem0 - raw0) + (SEP ? ((S * Cfg::STAGE + 16 * S + 127) & ~127) : 0);
+  // (TMA_C: 1024-byte aligned, the boxes' 128-byte swizzle repeats every 1024 bytes)
+  constexpr unsigned SEP_AT = SEP ? (TMA_C ? (S * Cfg::STAGE + 16 * S + 1023) & ~1023 : (S * Cfg::STAGE + 16 * S + 127) & ~127) : 0;
+  static_assert(!TMA_C || (SEP && TMA_RANK > 0), "the TMA store is the C-apart epilogue's, beside TMA loads");
+  unsigned char* const stage_c = einc_wgmma_smem_raw + (smem0 - raw0) + SEP_AT;
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x, wg = tid >> 7;
 
@@ -650,7 +711,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
       einc_wgmma_wait<0>();
       if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
-      if constexpr (SEP) {
+      if constexpr (TMA_C) {
+        einc_wgmma_epilogue_tma<Cfg, Mma, NTC, TMA_RANK, TOut, TC, TA>(d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0,
+                                                                        &tm->c);
+      } else if constexpr (SEP) {
         einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA, true>(C, d, stage_c, tid, bi, m0,
                                                                                         n0, p);
         einc_named_bar<1, NTC>();  // WAR: the read-out is done before the next tile is staged
@@ -662,5 +726,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
         einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
       }
     }
+    // the last tile's stores: done before the block (and its shared memory) goes away
+    if constexpr (TMA_C) if (tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   }
 }
