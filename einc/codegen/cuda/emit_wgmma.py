@@ -74,9 +74,12 @@ ENABLED = os.environ.get("EINC_WGMMA", "1") != "0"  # EINC_WGMMA=0: mma.sync eve
 # the warp-specialised tiles' producer copies boxes by TMA where tma_maps fits
 # (EINC_WGMMA_TMA=0: the 16-byte cp.async producer everywhere)
 TMA = os.environ.get("EINC_WGMMA_TMA", "1") != "0"
-# EINC_WGMMA_TMA_STORE=1: the C-apart tiles store C by TMA boxes where c_map fits (an A/B
-# switch until measured; kernels/wgmma.cuh einc_wgmma_epilogue_tma)
-TMA_STORE = os.environ.get("EINC_WGMMA_TMA_STORE", "0") == "1"
+# the C-apart tiles store C by TMA boxes where c_map fits (kernels/wgmma.cuh
+# einc_wgmma_epilogue_tma); session 18e, bf16 ms, default -> TMA store, two alternations:
+# ao2mo ap,srqp 0.088 / 0.081 -> 0.076 / 0.078, M 16384 N 128 K 4096 0.089 / 0.078 -> 0.060 /
+# 0.060, M 8192 N 256 K 4096 0.059 / 0.060 -> 0.050 / 0.050. EINC_WGMMA_TMA_STORE=0: the
+# threads' 16-byte stores
+TMA_STORE = os.environ.get("EINC_WGMMA_TMA_STORE", "1") != "0"
 _TMAP_DTYPE = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32", "int8": "UINT8",
                "uint8": "UINT8"}  # raw bits: the tensor cores read them as the instruction's type
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
