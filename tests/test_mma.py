@@ -432,7 +432,9 @@ def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma
                                          ("ij,jk,kl->il", [(300, 136), (136, 200), (200, 72)])])
 def test_tma_maps_follow_moving_operands(monkeypatch, expr, shapes):
     """Tensor maps hold their operand's address: calls with new tensors (and a view 16
-    bytes into a buffer) must re-encode them, on direct launches and in a plan's graph."""
+    bytes into a buffer) must re-encode them, on direct launches and in a plan's graph --
+    C's too (the C-apart tile stores by its map): call 3 writes into out=, a view 16 bytes
+    into a NaN-filled buffer, whose head must stay untouched."""
     torch = pytest.importorskip("torch")
     from einc.codegen.cuda import emit_wgmma
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma128x256ws")
@@ -448,7 +450,13 @@ def test_tma_maps_follow_moving_operands(monkeypatch, expr, shapes):
             big = torch.zeros(arrays[0].size + 8, dtype=torch.float16, device="cuda")
             big[8:] = dev[0].reshape(-1)
             dev[0] = big[8:].view(*shapes[0])
-        got = einc.einsum(expr, *dev, strategy="gett")
+        out = None
+        if call == 3:
+            n_out = shapes[0][0] * shapes[-1][-1]
+            buf = torch.full((n_out + 8,), float("nan"), dtype=torch.float16, device="cuda")
+            out = buf[8:].view(shapes[0][0], shapes[-1][-1])
+        got = einc.einsum(expr, *dev, strategy="gett", **({"out": out} if out is not None else {}))
+        assert out is None or (got is out and bool(torch.isnan(buf[:8]).all()))
         assert_matches(got.cpu().numpy(), expr, *arrays, terms=136 * (200 if len(shapes) > 2 else 1))
 
 
