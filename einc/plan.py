@@ -811,7 +811,7 @@ def _exact_cuts(modes, split: int):
         return []
     # feasible iff every prime power of split fits in the modes' gcds with it; checked at
     # every level, so the search never enters a subtree without a solution (24 extent-2
-    # modes of a tensor network would otherwise try 2^24 paths for split 254)
+    # modes of a tensor network: split 192 = 2^6 x 3 tried every choice of six modes, 0.84 s)
     if not modes or math.prod(math.gcd(e, split) for _, e in modes) % split:
         return None
     (key, e), rest = modes[0], modes[1:]

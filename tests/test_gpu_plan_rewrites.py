@@ -79,11 +79,11 @@ def test_fp32_split_keeps_unit_stride_runs_and_takes_two_mode_cuts():
 def test_exact_cuts_on_many_small_modes():
     """A tensor network's 24 extent-2 summed modes: powers of two are cut exactly (one mode
     each), anything with an odd factor is not, and the search says so at once (without the
-    gcd check it walked 2^24 paths for 254)."""
+    gcd check, 192 = 2^6 x 3 tried every choice of six of the 24 modes: 0.84 s)."""
     from einc.plan import _exact_cuts, _split_candidates
     modes = [(i, 2) for i in range(24)]
     assert _exact_cuts(modes, 256) == [(i, 2) for i in range(8)]
-    assert _exact_cuts(modes, 254) is None and _exact_cuts(modes, 3) is None
+    assert _exact_cuts(modes, 254) is None and _exact_cuts(modes, 3) is None and _exact_cuts(modes, 192) is None
     assert _split_candidates(2 ** 24, [2] * 24, exact=True) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
     assert _exact_cuts([("l", 384), ("k", 376)], 141) == [("l", 3), ("k", 47)]
     assert _exact_cuts([("l", 384), ("k", 376)], 5) is None

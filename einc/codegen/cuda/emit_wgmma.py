@@ -194,8 +194,7 @@ def c_map(lay, out_dtype, bm: int, bn: int):
         if not ok(b[1]):
             return None
         dims, strides, box = dims + (ext["b"],), strides + (b[1] * E,), box + (1,)
-    return Tmap(0, {"float16": "FLOAT16", "bfloat16": "BFLOAT16"}.get(np.dtype(out_dtype).name, "UINT16"),
-                dims, strides, box)
+    return Tmap(0, _TMAP_DTYPE.get(np.dtype(out_dtype).name, "UINT16"), dims, strides, box)
 
 
 def threads(tile: str) -> int:
