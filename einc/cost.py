@@ -105,7 +105,11 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
           "columns": 0.75,  # thread per output, coalesced scalar loads: 70-80% expected
           "strided": 0.35,  # the permutation kernel reads strided: ~1-2 TB/s measured
-          "transpose": 0.27,  # 64x64 tiles: bf16 njmi->jinm, kmln->lknm 1.09-1.14 TB/s (session 10, H200)
+          # tiles fitted to the extents, vector loads and stores (session 19c, H200, bf16):
+          # njmi->jinm 1.7-1.8 TB/s (168-byte output rows), kmjn->kjnm 2.3, kmln->lknm 2.7-2.9
+          "transpose": 0.5,
+          # rows copy (shared unit-stride run): bf16 lnim->linm 2.1-2.2 TB/s, fp32 kjli->lkji 3.0-3.2
+          "copy_rows": 0.55,
           "permute": 0.7,  # tiles of whole modes (>= 32-element runs each side): guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
           "gett": 1.0,
@@ -266,7 +270,7 @@ def predict_loop(flops, nbytes, outputs, terms, access, itemsize, profile=H200) 
     peak = profile.peak(f"loop/{min(16, max(4, itemsize))}") * (0.5 if access == "generic" else 1.0)
     compute = max(flops / peak, _cdiv(lanes, slots) * _cdiv(terms, per) * LOOP_TERM_S) if flops else 0.0
     memory = nbytes / (profile.bandwidth * ACCESS[access])
-    family = access if access in ("generic", "transpose", "permute") else f"reduce {access}"
+    family = access if access in ("generic", "transpose", "permute", "copy_rows") else f"reduce {access}"
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch, family,
                       1.0, wave_efficiency(lanes, slots))
 
@@ -573,16 +577,20 @@ def _table_modes(step) -> int:
 
 
 def _tiled_copy(step) -> str | None:
-    """The tiled kernel emit.py runs this copy on ("permute": mode-set tiles, "transpose":
-    32x32 tiles), or None."""
+    """The copy kernel emit.py runs this copy on ("permute": mode-set tiles, "transpose":
+    tiles of the two unit-stride modes, "copy_rows": whole rows of a shared one), or None."""
     try:
-        from .codegen.cuda.emit import _transpose_axes
+        from .codegen.cuda.emit import _rows_copy_axis, _transpose_axes
         from .codegen.cuda.emit_permute import permute_sets
     except ImportError:
         return None
     if step.strategy not in ("gett", "reduce"):
         return None
-    return "permute" if permute_sets(step) is not None else "transpose" if _transpose_axes(step) is not None else None
+    if permute_sets(step) is not None:
+        return "permute"
+    if _transpose_axes(step) is not None:
+        return "transpose"
+    return "copy_rows" if _rows_copy_axis(step) is not None else None
 
 
 def _tensor_core_tile(step, dtypes, compute, precision, profile) -> str:

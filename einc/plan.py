@@ -207,6 +207,7 @@ TC_COPY_MIN_INTENSITY = 16  # GEMM FLOPs per copied byte above which a tensor-co
 # (TCCG bf16 ccsd ijkl cases, ~1800-2600 FLOP/B: the tabled tensor-core kernels ran at 330-450
 # TFLOP/s, the untabled ones at ~700 with TMA; a copy moves ~3 TB/s)
 TC_TABLE_COPY_MIN_INTENSITY = 500
+TC_TABLE_COPY_TABLED_C_MIN_FLOPS = 1e11  # GEMM FLOPs from which a tabled C does not stop table_copies
 
 
 def tensor_core_copies(step: Step, ops, precision: str):
@@ -256,10 +257,12 @@ def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
     offset tables (a group not one contiguous block): copied into [batch, rows, k] too, so
     that every group is one strided mode -- the warp-specialised tiles and their TMA
     producer take only those (a tabled M keeps the all-loader tiles). K keeps ``k_order``,
-    or the order of an operand already contiguous in it. No extra copy where C's groups
-    are tabled too (ccsd lnim,kmjn->lkji bf16, same run: copying A as well measured 2.63-2.68
-    ms against 2.32-2.40 with B's copy alone) or below TC_TABLE_COPY_MIN_INTENSITY GEMM
-    FLOPs per byte of all the copies."""
+    or the order of an operand already contiguous in it. C's groups may be tabled (the
+    epilogue has their offsets): ccsd lnim,kmjn->lkji bf16 with A copied too (lnim->linm on
+    the rows copy, 0.12 ms) 1.67 ms against 2.18-2.37 with B's copy alone (session 19c;
+    session 10, when that copy ran on reduce_cols at 0.96 ms, measured it the other way);
+    below TC_TABLE_COPY_TABLED_C_MIN_FLOPS a tabled C still means no extra copy.
+    No copy below TC_TABLE_COPY_MIN_INTENSITY GEMM FLOPs per byte of all the copies."""
     none = list(copies)
     kinds = {m.label: m.kind for m in step.modes}
     c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
@@ -267,8 +270,8 @@ def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
     batch = by([m.label for m in step.modes if m.kind == "batch"], c_stride)
     rows = [by([l for l in o[1].labels if kinds.get(l) in ("m", "n")], c_stride) for o in ops]
     lc = _c_layout(step)
-    if not all(_affine(g, lc) for g in (batch, *rows) if len(g) > 1):
-        return none
+    if step.flops < TC_TABLE_COPY_TABLED_C_MIN_FLOPS and not all(_affine(g, lc) for g in (batch, *rows) if len(g) > 1):
+        return none  # a short step with a tabled C (ccsd_t's stream kernel, 4.4 GFLOP): not measured with copies
     ks = [by([l for l in o[1].labels if kinds.get(l) == "k"], dict(zip(o[1].labels, o[1].strides))) for o in ops]
     fine = lambda j, k_order: all(_affine(g, ops[j][1]) for g in (batch, rows[j], k_order) if len(g) > 1)
     # K in an order one operand already has it contiguous in, if any (then only the other moves)

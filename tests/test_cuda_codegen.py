@@ -50,7 +50,7 @@ CASES = [
     ("ij->j", [(16, 8)], [(5, 1000)], "auto"),
     ("ii->", [(8, 8)], [(300, 300)], "auto"),
     ("ij->ji", [(8, 9)], [(5, 7)], "auto"),                                           # permute (short runs)
-    ("ij->ji", [(40, 50)], [(70, 90)], "auto"),                                       # transpose (32x32 tiles)
+    ("ij->ji", [(40, 50)], [(40, 62)], "auto"),  # transpose: tiles and vectors by the extents' class
     ("ij,ij->ij", [(8, 9), (8, 9)], [(100, 77), (100, 77)], "auto"),                # Hadamard
     ("i,j->ij", [(8,), (9,)], [(100,), (33,)], "auto"),                               # outer
     ("ij,jk,kl->il", [(5, 6), (6, 7), (7, 8)], [(9, 3), (3, 4), (4, 11)], False),    # 3 operands
@@ -579,6 +579,34 @@ def test_emulated_kernel_matches_numpy(emulator, subs, shapes, dtype, strategy, 
     assert strategy in {s.strategy for s in p.steps}
     got = emulator(p, ops, gett_tile=tile)
     assert_matches(got, subs, *ops, terms=max(1, int(np.prod([max(n, 1) for s in shapes for n in s]))))
+
+
+# copies the transpose and rows-copy kernels take with vectors (and, misaligned, without)
+VECTOR_COPIES = [
+    ("abcd->bcda", [(40, 3, 5, 32)], "float16", "transpose", (32, 48, 8, 8)),  # 16-byte vectors both sides
+    ("njmi->jinm", [(2, 3, 36, 40)], "float32", "transpose", (48, 48, 4, 4)),  # TCCG's copy, ragged tiles
+    ("abc->acb", [(3, 130, 70)], "float32", "transpose", (80, 48, 2, 2)),  # 2-element vectors, ragged tiles
+    ("abcd->acbd", [(3, 5, 4, 40)], "float32", "copy_rows", (4,)),         # shared run: rows moved whole
+    ("lnim->linm", [(3, 4, 5, 40)], "float16", "copy_rows", (8,)),
+    ("abcd->cabd", [(2, 3, 5, 44)], "int16", "copy_rows", (4,)),
+]
+
+
+@needs_emulator
+@pytest.mark.parametrize("misalign", [False, True])
+@pytest.mark.parametrize("subs,shapes,dtype,family,tile", VECTOR_COPIES)
+def test_emulated_copies_move_vectors_and_fall_back_on_misaligned_pointers(emulator, subs, shapes, dtype,
+                                                                          family, tile, misalign):
+    """The copy kernels' tiles and vector widths come from the extents and strides (key);
+    a pointer one element off the vectors' alignment takes the same tiles element by
+    element (the kernel checks it), with the same result."""
+    rng = np.random.default_rng(11)
+    ops = [make(rng, s, dtype) for s in shapes]
+    p = plan(subs, shapes, dtype, "reduce")
+    k = emit_step(p, p.steps[0])
+    assert k.key[1] == family and k.key[-len(tile):] == tile
+    got = emulator(p, ops, misalign=misalign)
+    assert np.array_equal(got, np.einsum(subs, *ops))
 
 
 @needs_emulator

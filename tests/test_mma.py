@@ -9,7 +9,7 @@ import pytest
 import einc
 import einc.api
 from einc.codegen.cuda import emit_mma
-from einc.codegen.cuda.emit import compile_options, emit_step
+from einc.codegen.cuda.emit import C_N_WORD, compile_options, emit_step
 from oracle import assert_matches
 
 TF32_EPS = 2.0 ** -9  # each operand rounded (or truncated) to a 10-bit mantissa
@@ -226,6 +226,10 @@ WS_CASES = [
     # resident operand's slices once per block, so capped grids reuse them across tiles
     ("ap,srqp->srqa", [(96, 96), (6, 7, 40, 96)], "float16", None, True),  # ao2mo: N = 96, 2 slices
     ("ik,jk->ij", [(90, 40), (600, 40)], "float16", None, True),       # M = 90, one slice
+    # C's N two modes (kernel N = k i, C = kji): the C-apart tiles' map splits N into (i, k);
+    # N = 5 x 192 ends inside the last tile (boxes past k = 4 are clipped whole), M = 100 ragged
+    ("lki,jl->kji", [(64, 5, 192), (100, 64)], "float16", None, True),
+    ("blki,bjl->bkji", [(2, 64, 3, 128), (2, 72, 64)], "float16", None, True),  # + a batch: a 4-D C map
 ]
 
 
@@ -254,7 +258,7 @@ def test_tma_producer_takes_the_strided_layouts_and_compiles(monkeypatch, n):
     assert (a.ptr, b.ptr) == (lay.ta, lay.tb) and a.box == (128 // e, bm, 1)[:rank]
     assert a.dims[:2] == (lay.ext["k"], lay.ext["m"]) and len(a.dims) == len(b.dims) == rank
     assert b.box == ((128 // e, bn, 1) if "B K-major" in k.source else (64, 128 // e, 1))[:rank]
-    assert all(len(t.strides) == rank - 1 for t in k.tmaps)
+    assert all(len(t.strides) == rank - 1 for t in k.tmaps[:2])
     assert all(s % 16 == 0 and s > 0 for t in k.tmaps for s in t.strides)
     cubin = compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch))
     assert cubin[:4] == b"\x7fELF"
@@ -277,11 +281,17 @@ def test_tma_store_epilogue_takes_row_major_16bit_c_and_compiles(monkeypatch, n)
     k = emit_step(p, step, "sm_90")
     lay = gett_layout(step, 128, 128)
     c = emit_wgmma.c_map(lay, p.buffers[step.result].dtype, 128, 128)
-    if not fits or c is None or len(c.dims) != len(k.tmaps[0].dims):
+    split = emit_wgmma.split_c(c, lay)
+    if not fits or c is None or len(c.dims) != len(k.tmaps[0].dims) + split:
         assert len(k.tmaps) <= 2 and "EincTmaps3 tm" not in k.source
         return
     assert len(k.tmaps) == 3 and k.tmaps[2] == c and c.ptr == 0 and c.box[:2] == (64, 128)
-    assert c.dims[:2] == (lay.ext["n"], lay.ext["m"]) and "__grid_constant__ EincTmaps3 tm" in k.source
+    assert "__grid_constant__ EincTmaps3 tm" in k.source
+    if split:  # (n_in, m, n_out): the kernel reads n_in from c_n
+        assert c.dims[0] * c.dims[2] == lay.ext["n"] and c.dims[1] == lay.ext["m"] and c.dims[0] % 64 == 0
+        assert k.words[C_N_WORD] == c.dims[0] and "EincTmaps3, true>" in k.source
+    else:
+        assert c.dims[:2] == (lay.ext["n"], lay.ext["m"])
     assert k.smem == emit_wgmma.smem_bytes("wgmma128x128ws1p", 2, True) < emit_wgmma.smem_bytes("wgmma128x128ws1p", 2)
     regs, st, ld, log = ptxas(k, "sm_90a")
     assert st == 0 and ld == 0, log
@@ -289,14 +299,17 @@ def test_tma_store_epilogue_takes_row_major_16bit_c_and_compiles(monkeypatch, n)
 
 def test_tma_store_map_of_the_ao2mo_step():
     """ao2mo ap,srqp (bf16): C = srqa is the kernel's [M = srq rows of 96 a]: one map of
-    dims (96, 84^3), a row pitch of 192 bytes; lki,jl's C (unit-stride along the kernel's M)
-    gets none."""
+    dims (96, 84^3), a row pitch of 192 bytes. lki,jl->kji's kernel N is k i (C = kji):
+    the map splits it, (i 384, j 376, k 376); with i = 200 (not whole 64-column boxes) none."""
     from einc.codegen.cuda import emit_wgmma
     from einc.codegen.cuda.emit import gett_layout
     p = einc.api.plan_for("ap,srqp->srqa", [(96, 96), (84, 84, 84, 96)], "bfloat16", backend="cuda")
     c = emit_wgmma.c_map(gett_layout(p.steps[0], 128, 128), "bfloat16", 128, 128)
     assert c == emit_wgmma.Tmap(0, "BFLOAT16", (96, 84 ** 3), (192,), (64, 128))
     p = einc.api.plan_for("lki,jl->kji", [(384, 376, 384), (376, 384)], "bfloat16", backend="cuda")
+    c = emit_wgmma.c_map(gett_layout(p.steps[0], 128, 256), "bfloat16", 128, 256)
+    assert c == emit_wgmma.Tmap(0, "BFLOAT16", (384, 376, 376), (768, 376 * 384 * 2), (64, 128, 1))
+    p = einc.api.plan_for("lki,jl->kji", [(384, 376, 200), (376, 384)], "bfloat16", backend="cuda")
     assert emit_wgmma.c_map(gett_layout(p.steps[0], 128, 256), "bfloat16", 128, 256) is None
 
 
@@ -341,12 +354,20 @@ def test_table_copies_put_heavy_tabled_operands_in_gemm_order():
 
 
 def test_table_copies_skip_a_tabled_c_and_light_gemms(monkeypatch):
-    """lnim,kmjn's C is tabled whatever the operands' order (copying A as well measured
-    slower): only the copy the 16-byte loads need. The same structure at a few MFLOP does not
-    pay for copies; nor does an fp32 GEMM (no tensor cores: gpu_contiguous decides there)."""
+    """lnim,kmjn's C is tabled whatever the operands' order: at ~1 TFLOP A is copied too
+    (lnim->linm, a rows copy; 1.67 against 2.18-2.37 ms, session 19c), but a shorter step
+    with a tabled C (ccsd_t's, 4.4 GFLOP) keeps only the copy the 16-byte loads need. The
+    same structure at a few MFLOP does not pay for copies; nor does an fp32 GEMM (no tensor
+    cores: gpu_contiguous decides there)."""
     import einc.plan as plan
+    from einc.codegen.cuda.emit import _rows_copy_axis
+    p = einc.api.plan_for(*LNIM, "bfloat16", backend="cuda")
+    assert [s.text for s in p.steps] == ["lnim->linm", "kmjn->kjnm", "linm,kjnm->lkji"]
+    assert _rows_copy_axis(p.steps[0]) is not None and emit_step(p, p.steps[0], "sm_90").key[1] == "copy_rows"
+    monkeypatch.setattr(plan, "TC_TABLE_COPY_TABLED_C_MIN_FLOPS", 2e12)
     p = einc.api.plan_for(*LNIM, "bfloat16", backend="cuda")
     assert [s.text for s in p.steps] == ["kmjn->kjnm", "lnim,kjnm->lkji"]
+    monkeypatch.undo()
     monkeypatch.setattr(emit_mma, "MIN_WORK", 0)
     small = einc.api.plan_for("njmi,kmln->lkji", [(16,) * 4, (16,) * 4], "bfloat16", backend="cuda")
     assert len(small.steps) == 1  # 64 FLOP per copied byte < TC_TABLE_COPY_MIN_INTENSITY
@@ -356,7 +377,7 @@ def test_table_copies_skip_a_tabled_c_and_light_gemms(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("expr,shapes", [NJMI, ("njmi,kmln->lkji", [(24, 20, 20, 24), (20, 20, 20, 24)])])
+@pytest.mark.parametrize("expr,shapes", [NJMI, LNIM, ("njmi,kmln->lkji", [(24, 20, 20, 24), (20, 20, 20, 24)])])
 def test_table_copies_against_numpy(monkeypatch, expr, shapes):
     """The copied plan end to end, at TCCG size and (copies forced) small."""
     torch = pytest.importorskip("torch")
@@ -369,7 +390,9 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
     got = einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays])
     p = einc.api.plan_for(expr, shapes, "float16", backend="cuda")
     assert len(p.steps) == 3
-    k = shapes[0][0] * shapes[0][2]  # n x m terms
+    lhs, rhs = expr.split("->")
+    extent = dict(zip(lhs.replace(",", ""), sum(map(list, shapes), [])))
+    k = int(np.prod([n for l, n in extent.items() if l not in rhs]))  # the summed terms (n x m)
     assert_matches(got.cpu().numpy(), expr, *arrays, terms=k)
 
 
@@ -409,8 +432,10 @@ def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma
         bm, bn = emit_wgmma.WGMMA_TILES[tile][:2]
         for st, k in zip(p.steps, ks):
             if k.name.startswith("einc_wgmma") and k.tmaps:
-                c = emit_wgmma.c_map(gett_layout(st, bm, bn), p.buffers[st.result].dtype, bm, bn)
-                assert (len(k.tmaps) == 3) == (c is not None and len(c.dims) == len(k.tmaps[0].dims))
+                lay = gett_layout(st, bm, bn)
+                c = emit_wgmma.c_map(lay, p.buffers[st.result].dtype, bm, bn)
+                split = emit_wgmma.split_c(c, lay)
+                assert (len(k.tmaps) == 3) == (c is not None and len(c.dims) == len(k.tmaps[0].dims) + split)
     rng = np.random.default_rng(len(expr) + sum(map(sum, shapes)))
     arrays = [_data(rng, s, dtype) for s in shapes]
     ref = np.einsum(expr, *[a.astype(np.float64) for a in arrays])

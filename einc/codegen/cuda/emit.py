@@ -214,6 +214,9 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
         axes = _transpose_axes(step)
         if axes is not None:
             return _emit_transpose(step, dtypes, compute, *axes)
+        run = _rows_copy_axis(step)
+        if run is not None:
+            return _emit_copy_rows(step, dtypes, compute, run)
         return _emit_reduce(step, dtypes, compute)
     return _emit_generic(step, dtypes, compute)
 
@@ -474,38 +477,135 @@ def _transpose_axes(step: Step):
         return None
     if any(s < 0 for row in step.strides for s in row):
         return None
+    if max(step.strides[1][jo[0]], step.strides[0][ji[0]]) * 128 + 128 >= 2 ** 31:
+        return None  # the kernel's in-tile offsets are 32-bit (a tile side is at most 128)
     return ji[0], jo[0]
 
 
-def _emit_transpose(step: Step, dtypes, compute, ji: int, jo: int) -> CudaStepKernel:
+# blocks per SM the launch bounds ask for, by the staged element's bytes (<= 64 registers
+# for 1-4 bytes; int64/complex128 spilled at 64)
+TRANSPOSE_BLOCKS = {1: 4, 2: 4, 4: 4, 8: 2, 16: 2}
+TRANSPOSE_SMEM = 40 * 1024  # static shared memory a transpose tile may take (48 KB at most)
+# tile sides: a fixed menu (the kernel's source depends on the size class, not the sizes)
+TRANSPOSE_SIDES = (32, 48, 64, 80, 96, 112, 128)
+
+
+def _vector_width(item: int, extent: int, strides) -> int:
+    """Elements per vector along a run: the widest power of two of at most 16 bytes that
+    divides the run's extent and every other stride of that tensor (so that each vector
+    starts aligned wherever the base pointer is; the kernel checks the pointer)."""
+    v = max(1, 16 // item)
+    while v > 1 and (extent % v or any(s % v for s in strides)):
+        v //= 2
+    return v
+
+
+def _transpose_tile(n_i: int, n_o: int, vi: int, vo: int, item: int) -> tuple:
+    """(TI, TO): the tile whose padded area over the two modes is least (ties: the larger
+    tile), each side from TRANSPOSE_SIDES and a multiple of its vector, its stage (TI rows
+    of TO | 1) within TRANSPOSE_SMEM. Modes of 96 and 84 take one 96 x 96 tile: bf16
+    njmi->jinm on 64 x 64 tiles left half the threads idle (96 x 84 of 128 x 128)."""
+    def sides(n, v):
+        return [t for t in TRANSPOSE_SIDES if t % v == 0]
+    best = None
+    for ti in sides(n_i, vi):
+        for to in sides(n_o, vo):
+            if ti * (to | 1) * item > TRANSPOSE_SMEM:
+                continue
+            area = _cdiv(n_i, ti) * ti * _cdiv(n_o, to) * to
+            key = (area, -ti * to)
+            if best is None or key < best[0]:
+                best = (key, (ti, to))
+    return best[1] if best else (32, 32)
+
+
+def _copy_meta(step: Step, ji: int, jo: int, ti: int, to: int):
+    """EincPermMeta's words for a copy with run modes ji (input) and jo (output; the same
+    for a rows copy), the other modes as batch modes output-major and merged."""
+    run = {ji, jo}
     batch = [(m.extent, (step.strides[0][j], step.strides[1][j])) for j, m in enumerate(step.modes)
-             if j not in (ji, jo)]
+             if j not in run]
     batch.sort(key=lambda x: -x[1][0])  # output-major: consecutive tiles write nearby
     batch = _merge(batch)
     rank = _pow2_at_least(max(len(batch), 1), 4)
     n_i, n_o = step.modes[ji].extent, step.modes[jo].extent
-    # 64-wide tiles where the compute type fits them in static shared memory (H200, bf16
-    # njmi->jinm 130 MB: 32x32 tiles with 64-bit tile decodes ran at 0.85 TB/s)
-    T = 64 if np.dtype(compute).itemsize <= 8 else 32
-    tiles_i, tiles_o = _cdiv(n_i, T), _cdiv(n_o, T)
+    tiles_i, tiles_o = _cdiv(n_i, ti), _cdiv(n_o, to)
     nb = int(np.prod([e for e, _ in batch], dtype=np.int64)) if batch else 1
     ext = [e for e, _ in batch] + [1] * (rank - len(batch))
     words = [n_i, n_o, step.strides[1][jo], step.strides[0][ji], tiles_i, tiles_o, nb, len(batch), *ext,
              *([s[1] for _, s in batch] + [0] * (rank - len(batch))),
              *([s[0] for _, s in batch] + [0] * (rank - len(batch)))]
+    return rank, batch, nb, words
+
+
+def _emit_transpose(step: Step, dtypes, compute, ji: int, jo: int) -> CudaStepKernel:
+    raw = dtypes[0] == dtypes[1]  # a pure move: the input's bits, in vectors where they fit
+    item = (dtypes[1] if raw else np.dtype(compute)).itemsize
+    others = lambda t, skip: [step.strides[t][j] for j, m in enumerate(step.modes) if j != skip and m.extent > 1]
+    n_i, n_o = step.modes[ji].extent, step.modes[jo].extent
+    vi = _vector_width(item, n_i, others(1, ji)) if raw else 1
+    vo = _vector_width(item, n_o, others(0, jo)) if raw else 1
+    ti, to = _transpose_tile(n_i, n_o, vi, vo, item)
+    rank, batch, nb, words = _copy_meta(step, ji, jo, ti, to)
     tout, tc, _, tin = _types(dtypes, compute)
-    key = (VERSION, "transpose", rank, dtypes[0].name, compute.name, dtypes[1].name, T)
+    key = (VERSION, "transpose", rank, dtypes[0].name, compute.name, dtypes[1].name, ti, to, vi, vo)
     name = _name("transpose", key, dtypes)
-    spec = (f"extern \"C\" __global__ void __launch_bounds__(256)\n"
+    spec = (f"extern \"C\" __global__ void __launch_bounds__(256, {TRANSPOSE_BLOCKS[item]})\n"
             f"{name}(void* out, const void* in0, const EincPermMeta<{rank}> meta) {{\n"
-            f"  einc_transpose<{rank}, {tout}, {tc}, {tin[0]}, {T}>(out, in0, meta);\n}}\n")
-    header = _header(step, f"transpose ({T}x{T} tiles through shared memory: reads along the input's "
-                     "unit-stride mode, writes along the output's)", dtypes, compute, _modes_line(step),
-                     [f"launch:   1-D grid of 256-thread blocks (32x8), one {T}x{T} tile at a time, "
+            f"  einc_transpose<{rank}, {tout}, {tc}, {tin[0]}, {ti}, {to}, {vi}, {vo}, "
+            f"{'true' if raw else 'false'}>(out, in0, meta);\n}}\n")
+    vec = f"vectors of {vi} (in) and {vo} (out) elements where the pointers align" if vi * vo > 1 else "elements"
+    header = _header(step, f"transpose ({ti}x{to} tiles through shared memory: reads along the input's "
+                     f"unit-stride mode, writes along the output's; {vec})", dtypes, compute, _modes_line(step),
+                     [f"launch:   1-D grid of 256-thread blocks, one {ti}x{to} tile at a time, "
                       f"grid-stride (grid capped at {GRID_CAP}); static shared memory",
                       f"metadata: EincPermMeta<{rank}>, {8 * len(words)} bytes"])
     source = _assemble(header, ["common.cuh", "transpose.cuh"], spec)
-    grid = max(1, min(nb * tiles_i * tiles_o, GRID_CAP))
+    grid = max(1, min(nb * words[4] * words[5], GRID_CAP))
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), 0, (), 8 * len(words), tuple(words))
+
+
+ROWS_COPY_MIN_RUN = 16  # shared unit-stride run (elements) from which a reordering copy moves whole rows
+
+
+def _rows_copy_axis(step: Step):
+    """The mode both sides of a pure copy are unit-stride along, when its other modes are
+    reordered (a GEMM-order copy such as lnim->linm: reduce_cols moved it at 0.27 TB/s)
+    and the run is at least ROWS_COPY_MIN_RUN; else None."""
+    if len(step.operands) != 1 or any(m.kind in SUMMED for m in step.modes):
+        return None
+    if any(s <= 0 for row in step.strides for s, m in zip(row, step.modes) if m.extent > 1):
+        return None
+    unit = lambda t: [j for j, m in enumerate(step.modes) if step.strides[t][j] == 1 and m.extent > 1]
+    ji, jo = unit(1), unit(0)
+    if len(ji) != 1 or ji != jo or step.modes[ji[0]].extent < ROWS_COPY_MIN_RUN:
+        return None
+    rest = sorted(((m.extent, (step.strides[0][j], step.strides[1][j])) for j, m in enumerate(step.modes)
+                   if j != ji[0] and m.extent > 1), key=lambda x: -x[1][0])
+    if len(_merge(rest)) < 2:
+        return None  # rows in the same order both sides: a plain (strided) copy
+    return ji[0]
+
+
+def _emit_copy_rows(step: Step, dtypes, compute, j: int) -> CudaStepKernel:
+    raw = dtypes[0] == dtypes[1]
+    item = (dtypes[1] if raw else np.dtype(compute)).itemsize
+    others = [step.strides[t][q] for t in (0, 1) for q, m in enumerate(step.modes) if q != j and m.extent > 1]
+    v = _vector_width(item, step.modes[j].extent, others) if raw else 1
+    rank, batch, nb, words = _copy_meta(step, j, j, 1, 1)
+    tout, tc, _, tin = _types(dtypes, compute)
+    key = (VERSION, "copy_rows", rank, dtypes[0].name, compute.name, dtypes[1].name, v)
+    name = _name("copy_rows", key, dtypes)
+    spec = (f"extern \"C\" __global__ void __launch_bounds__(256)\n"
+            f"{name}(void* out, const void* in0, const EincPermMeta<{rank}> meta) {{\n"
+            f"  einc_copy_rows<{rank}, {tout}, {tc}, {tin[0]}, {v}, {'true' if raw else 'false'}>(out, in0, meta);\n}}\n")
+    header = _header(step, f"copy_rows (rows of the shared unit-stride mode moved whole, "
+                     f"{f'{v}-element vectors where the pointers align' if v > 1 else 'element by element'}; "
+                     "the other modes' offsets decoded per row)", dtypes, compute, _modes_line(step),
+                     ["launch:   1-D grid of 256-thread blocks, grid-stride over the vectors",
+                      f"metadata: EincPermMeta<{rank}>, {8 * len(words)} bytes"])
+    source = _assemble(header, ["common.cuh", "transpose.cuh"], spec)
+    grid = max(1, min(_cdiv(nb * _cdiv(step.modes[j].extent, v), 256 * 4), SM_COUNT * 16, GRID_CAP))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), 0, (), 8 * len(words), tuple(words))
 
 
@@ -597,6 +697,9 @@ class GettLayout:
         return _cdiv(self.ext["m"], bm), _cdiv(self.ext["n"], bn)
 
 
+C_N_WORD = 14  # EincGettMeta.c_n's position in GettLayout.words
+
+
 def gett_layout(step: Step, bm: int, bn: int, metadata: bool = True) -> GettLayout:
     """The step's GettLayout; ``metadata=False`` leaves ``words``/``tables`` empty: the
     groups, swap and extents alone, for decisions made while planning (a tensor network's
@@ -616,6 +719,7 @@ def gett_layout(step: Step, bm: int, bn: int, metadata: bool = True) -> GettLayo
     tables, words = [], [ext["m"], ext["n"], ext["k"], ext["b"], _cdiv(ext["m"], bm), _cdiv(ext["n"], bn)]
     slots = [("b", ta_idx), ("m", ta_idx), ("k", ta_idx), ("b", tb_idx), ("k", tb_idx), ("n", tb_idx),
              ("b", 0), ("m", 0), ("n", 0)]
+    assert 6 + slots.index(("n", 0)) == C_N_WORD
     for g, t in slots:
         words.append(0 if tabled[g] or not G[g] else G[g][0][1][t])
     for g, t in slots:

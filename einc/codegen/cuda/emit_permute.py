@@ -100,7 +100,7 @@ def permute_sets(step: Step) -> PermuteSets | None:
     if not fin or not fout or fin == fout:
         return None
     if len(fin) == 1 and len(fout) == 1 and min(fin[0][0], fout[0][0]) >= RUN:
-        return None  # one long mode each side: the transpose kernel's 32 x 32 tiles are full
+        return None  # one long mode each side: the transpose kernel fits its tiles to them
     volume = lambda ms: int(np.prod([m[0] for m in ms], dtype=np.int64))
     targets = (RUN, RUN)
     members, cut = _tile(modes, *targets)

@@ -18,11 +18,12 @@ mbarriers, the others only compute; kernels/wgmma.cuh einc_wgmma_gett_ws).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 
 from ...ir import Plan, Step
-from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _merge,
+from .emit import (C_N_WORD, SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _merge,
                    _name, _types, gett_layout)
 from .emit_mma import _vec_ok, emit_mma
 
@@ -178,8 +179,10 @@ def smem_bytes(tile: str, out_bytes: int = 4, tma_c: bool = False) -> int:
 def c_map(lay, out_dtype, bm: int, bn: int):
     """C's tensor map for the TMA-store epilogue (emit.Tmap, ``ptr`` 0), or None where the
     layout does not fit it: a 16-bit C whose M (and batch) group is one strided mode of it
-    in multiples of 16 bytes and whose N group is one unit-stride mode; boxes of 64 columns
-    by bm rows, 128-byte swizzle; out-of-range rows and columns are not written."""
+    in multiples of 16 bytes and whose N group is one unit-stride mode -- or two modes, the
+    inner unit-stride in a multiple of 64 (lki,jl->kji: kernel N = k i; the map is then
+    (n_in, m, n_out[, batch]), see split_c); boxes of 64 columns by bm rows, 128-byte
+    swizzle; out-of-range rows and columns are not written."""
     E = np.dtype(out_dtype).itemsize
     G, ext = lay.G, lay.ext
     if E != 2 or bn % 64 or not (G["m"] and G["n"]) or max(ext.values()) >= 2 ** 31:
@@ -187,14 +190,36 @@ def c_map(lay, out_dtype, bm: int, bn: int):
     m, n = _collapsed(G["m"], 0), _collapsed(G["n"], 0)
     b = _collapsed(G["b"], 0) if G["b"] else (1, 0)
     ok = lambda s: 0 < s * E < 2 ** 40 and (s * E) % 16 == 0
-    if m is None or n is None or b is None or n[1] != 1 or not ok(m[1]):
+    if m is None or b is None or not ok(m[1]):
         return None
-    dims, strides, box = (ext["n"], ext["m"]), (m[1] * E,), (64, bm)
+    if n is not None and n[1] == 1:
+        dims, strides, box = (ext["n"], ext["m"]), (m[1] * E,), (64, bm)
+    else:
+        split = _n_split(G["n"])
+        if split is None or not ok(split[1][1]):
+            return None
+        (n_in, _), (n_out, s_out) = split
+        dims, strides, box = (n_in, ext["m"], n_out), (m[1] * E, s_out * E), (64, bm, 1)
     if ext["b"] > 1:
         if not ok(b[1]):
             return None
         dims, strides, box = dims + (ext["b"],), strides + (b[1] * E,), box + (1,)
     return Tmap(0, _TMAP_DTYPE.get(np.dtype(out_dtype).name, "UINT16"), dims, strides, box)
+
+
+def _n_split(modes):
+    """((inner extent, 1), (outer extent, outer stride)) of C's N group seen as two modes of
+    C (outermost first in ``modes``), the inner unit-stride and a multiple of 64 elements
+    (a 64-column box never crosses it), or None."""
+    merged = _merge([(e, (st[0],)) for e, st in modes])
+    if len(merged) != 2 or merged[1][1][0] != 1 or merged[1][0] % 64:
+        return None
+    return (merged[1][0], 1), (merged[0][0], merged[0][1][0])
+
+
+def split_c(cmap, lay) -> bool:
+    """Whether C's map (c_map) splits N into two dimensions."""
+    return cmap is not None and len(cmap.dims) == 3 + (lay.ext["b"] > 1)
 
 
 def threads(tile: str) -> int:
@@ -335,9 +360,14 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     nthreads = threads(cfg)
     tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
     cmap = c_map(lay, dtypes[0], BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
-    if cmap is not None and len(cmap.dims) != len(tmaps[0].dims):
-        cmap = None  # (one rank for all three maps: the batch is all of theirs or none's)
+    csplit = split_c(cmap, lay)
+    if cmap is not None and len(cmap.dims) != len(tmaps[0].dims) + csplit:
+        cmap = None  # (the batch is all three maps' dimension or none's)
     tmaps += (cmap,) if cmap else ()
+    if csplit and cmap is not None:  # the epilogue's column -> (n_in, n_out): c_n carries n_in
+        words = list(lay.words)
+        words[C_N_WORD] = cmap.dims[0]
+        lay = replace(lay, words=tuple(words))
     smem = smem_bytes(cfg, dtypes[0].itemsize, cmap is not None)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
@@ -352,13 +382,14 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     gm = f", {group_m}" + (f", {mh}" if mh > 1 else "") if group_m != 8 or mh > 1 else ""
     tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
+    csplit = csplit and cmap is not None
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None)
+           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit)
     name = _name("wgmma", key, dtypes)
     sep = cfg in SEPARATE_STAGING
     tail = [str(rank), str(tma_opt)] if rank or sep else []
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail + (["true"] if sep else [])
-                      + (["true", "EincTmaps3"] if cmap else []))
+                      + (["true", "EincTmaps3"] if cmap else []) + (["true"] if csplit else []))
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (f", const __grid_constant__ EincTmaps{'3' if cmap else ''} tm", ", &tm") if rank else ("", "")
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
@@ -382,8 +413,8 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
                f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
                f"(grid-stride, capped at 2^31-1)") + f"; {smem} bytes of dynamic shared memory; sm_90a",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
-    dims = lambda t, w: ((("k", "m") if w == "a" else ("n", "m") if w == "c" else ("k", "n") if b_kmaj else ("n", "k"))
-                         + ("batch",) * (len(t.dims) > 2))
+    dims = lambda t, w: ((("k", "m") if w == "a" else (("n_in", "m", "n_out") if csplit else ("n", "m")) if w == "c"
+                          else ("k", "n") if b_kmaj else ("n", "k")) + ("batch",) * (lay.ext["b"] > 1))
     launch += [f"tensor map {w}: EincTmaps{'3' if cmap else ''}.{w} (by value, after the metadata) = cuTensorMapEncodeTiled over "
                f"{'out' if t.ptr == 0 else f'in{t.ptr - 1}'} as {t.dtype} dims ({', '.join(dims(t, w))}) innermost first, box {t.box}, 128-byte "
                f"swizzle, zero fill; extents and strides are the call's (runtime/cuda.py encode_tmap, per pointer)"

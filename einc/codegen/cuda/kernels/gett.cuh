@@ -84,7 +84,7 @@ struct EincGettMeta {
   long long tiles_m, tiles_n;
   long long a_b, a_m, a_k;   // strides of single-mode groups (0: group absent)
   long long b_b, b_k, b_n;
-  long long c_b, c_m, c_n;
+  long long c_b, c_m, c_n;    // (wgmma's split TMA store of C: c_n is C's inner N extent)
   const long long* ta_b;     // offset tables of multi-mode groups (null when strided)
   const long long* ta_m;
   const long long* ta_k;

@@ -478,10 +478,14 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
 // lanes, hit 32 banks), and one thread stores each box with cp.async.bulk.tensor, which
 // clips the ragged edges. The store reads the staging asynchronously: that thread waits for
 // it (wait_group.read) before the next tile's staging, and for completion before exit.
-template <class Cfg, class Mma, int NTE, int RANK, class TOut, class TC, class TA>
+//
+// SPLIT: C's N is two modes (lki,jl->kji: kernel N = k i, C unit-stride along i), its map
+// (n_in, m, n_out[, batch]) with n_in (p.c_n, the inner extent) a multiple of 64, so each
+// 64-column box lies within one n_out; column c is (c % n_in, c / n_in). RANK: C's map's.
+template <class Cfg, class Mma, int NTE, int RANK, class TOut, class TC, class TA, bool SPLIT = false>
 __device__ __forceinline__ void einc_wgmma_epilogue_tma(const typename Mma::Acc* d, unsigned char* stage,
                                                         unsigned sst, int tid, long long bi, long long m0,
-                                                        long long n0, const EincTmap* cmap) {
+                                                        long long n0, const EincTmap* cmap, long long nin = 0) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BOX = BM * 128;
   static_assert(sizeof(TOut) == 2 && BN % 64 == 0, "64 16-bit columns per 128-byte box row");
   using Acc = typename Mma::Acc;
@@ -514,7 +518,17 @@ __device__ __forceinline__ void einc_wgmma_epilogue_tma(const typename Mma::Acc*
 #pragma unroll
     for (int j = 0; j < BN / 64; ++j) {
       const int c0 = static_cast<int>(n0) + 64 * j;
-      if constexpr (RANK == 2)
+      if constexpr (SPLIT) {
+        const int q = c0 / static_cast<int>(nin), ci = c0 - q * static_cast<int>(nin);
+        if constexpr (RANK == 3)
+          asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                       "r"(ci), "r"(r0), "r"(q), "r"(sst + j * BOX)
+                       : "memory");
+        else
+          asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
+                       "r"(ci), "r"(r0), "r"(q), "r"(b), "r"(sst + j * BOX)
+                       : "memory");
+      } else if constexpr (RANK == 2)
         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
                      "r"(c0), "r"(r0), "r"(sst + j * BOX)
                      : "memory");
@@ -587,7 +601,7 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false, bool TMA_C = false,
-          class TM = EincTmaps>
+          class TM = EincTmaps, bool C_SPLIT = false>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
                                                    const TM* tm = nullptr) {
@@ -712,8 +726,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       einc_wgmma_wait<0>();
       if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
       if constexpr (TMA_C) {
-        einc_wgmma_epilogue_tma<Cfg, Mma, NTC, TMA_RANK, TOut, TC, TA>(d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0,
-                                                                        &tm->c);
+        einc_wgmma_epilogue_tma<Cfg, Mma, NTC, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT>(
+            d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n);
       } else if constexpr (SEP) {
         einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA, true>(C, d, stage_c, tid, bi, m0,
                                                                                         n0, p);
