@@ -496,7 +496,7 @@ class Run:
         return "(" + label_text(self.labels) + ")"
 
 
-TRANSPOSE_MIN_RUN = 32  # unit-stride run below which the tiled transpose's 32 x 32 tiles mostly idle
+TRANSPOSE_MIN_RUN = 32  # unit-stride run below which the tiled transpose's tiles (sides of 32 or more) mostly idle
 
 
 def _permutes(step: Step) -> bool:

@@ -1,7 +1,7 @@
 // einc CUDA kernel family `permute`: a copy (with dtype conversion) whose input and output
 // walk their modes in different orders, when the unit-stride runs are made of many short
 // modes -- a tensor network's intermediates (Sycamore: ~30 modes of extent 2), where the
-// `transpose` kernel's 32 x 32 tiles along one mode each would hold 2 x 2 useful elements
+// `transpose` kernel's tiles (sides of 32 or more) along one mode each would hold 2 x 2 useful elements
 // and an element-wise loop reads one 32-byte sector per 8-byte element.
 //
 // The tile is a SET of modes: the input's fastest modes up to >= 32 contiguous elements
