@@ -97,6 +97,7 @@ def all_kernels() -> dict:
                 add(plan(subs, shapes, dt, fam, opt), f"{subs} {dt} strategy={fam}")
     for dt in DTYPES:  # tiled transposes (permutations whose unit-stride modes differ)
         add(plan("abc->cab", [(40, 33, 20)], dt, "reduce"), f"abc->cab {dt} transpose")
+        add(plan("abcd->acbd", [(3, 5, 4, 40)], dt, "reduce"), f"abcd->acbd {dt} rows copy")
         add(plan("abcdefghij->jihgfedcba", [(2,) * 10], dt, "reduce"), f"10-mode reversal {dt} permute")
     labels = "abcdefghijklmnopqrstuvwxyzABCDEF"  # 2**32 elements: in-tile offsets past int32
     add(plan(f"{labels}->{labels[::-1]}", [(2,) * 32], "complex64", "reduce"), "32-mode reversal permute")
@@ -159,8 +160,8 @@ def resources(log: str):
 
 def test_the_case_set_covers_every_family_variant():
     fams = {_family(k) for k, _ in all_kernels().values()}
-    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "permute", "mma", "wgmma",
-                    "stream", "stream_mma"}
+    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "copy_rows", "permute", "mma",
+                    "wgmma", "stream", "stream_mma"}
     permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
     assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]

@@ -466,17 +466,25 @@ def _emit_reduce(step: Step, dtypes, compute) -> CudaStepKernel:
 # --------------------------------------------------------------------------------------
 # transpose: a copy whose input and output have different unit-stride modes
 
-def _transpose_axes(step: Step):
-    """(j_in, j_out): the modes that are unit-stride in the input and in the output, when
-    the step is a pure copy that transposes them; else None."""
+def _copy_units(step: Step):
+    """(j_in, j_out): the single unit-stride mode (extent > 1) of the input and of the
+    output when the step is a pure copy with no negative stride, else None."""
     if len(step.operands) != 1 or any(m.kind in SUMMED for m in step.modes):
-        return None
-    unit = lambda t: [j for j, m in enumerate(step.modes) if step.strides[t][j] == 1 and m.extent > 1]
-    ji, jo = unit(1), unit(0)
-    if len(ji) != 1 or len(jo) != 1 or ji[0] == jo[0]:
         return None
     if any(s < 0 for row in step.strides for s in row):
         return None
+    unit = lambda t: [j for j, m in enumerate(step.modes) if step.strides[t][j] == 1 and m.extent > 1]
+    ji, jo = unit(1), unit(0)
+    return (ji[0], jo[0]) if len(ji) == 1 and len(jo) == 1 else None
+
+
+def _transpose_axes(step: Step):
+    """(j_in, j_out): the modes that are unit-stride in the input and in the output, when
+    the step is a pure copy that transposes them; else None."""
+    units = _copy_units(step)
+    if units is None or units[0] == units[1]:
+        return None
+    ji, jo = [units[0]], [units[1]]
     if max(step.strides[1][jo[0]], step.strides[0][ji[0]]) * 128 + 128 >= 2 ** 31:
         return None  # the kernel's in-tile offsets are 32-bit (a tile side is at most 128)
     return ji[0], jo[0]
@@ -572,19 +580,17 @@ def _rows_copy_axis(step: Step):
     """The mode both sides of a pure copy are unit-stride along, when its other modes are
     reordered (a GEMM-order copy such as lnim->linm: reduce_cols moved it at 0.27 TB/s)
     and the run is at least ROWS_COPY_MIN_RUN; else None."""
-    if len(step.operands) != 1 or any(m.kind in SUMMED for m in step.modes):
+    units = _copy_units(step)
+    if units is None or units[0] != units[1] or step.modes[units[0]].extent < ROWS_COPY_MIN_RUN:
         return None
-    if any(s <= 0 for row in step.strides for s, m in zip(row, step.modes) if m.extent > 1):
+    if any(s == 0 for row in step.strides for s, m in zip(row, step.modes) if m.extent > 1):
         return None
-    unit = lambda t: [j for j, m in enumerate(step.modes) if step.strides[t][j] == 1 and m.extent > 1]
-    ji, jo = unit(1), unit(0)
-    if len(ji) != 1 or ji != jo or step.modes[ji[0]].extent < ROWS_COPY_MIN_RUN:
-        return None
-    rest = sorted(((m.extent, (step.strides[0][j], step.strides[1][j])) for j, m in enumerate(step.modes)
-                   if j != ji[0] and m.extent > 1), key=lambda x: -x[1][0])
+    j = units[0]
+    rest = sorted(((m.extent, (step.strides[0][q], step.strides[1][q])) for q, m in enumerate(step.modes)
+                   if q != j and m.extent > 1), key=lambda x: -x[1][0])
     if len(_merge(rest)) < 2:
         return None  # rows in the same order both sides: a plain (strided) copy
-    return ji[0]
+    return j
 
 
 def _emit_copy_rows(step: Step, dtypes, compute, j: int) -> CudaStepKernel:

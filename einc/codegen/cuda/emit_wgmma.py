@@ -360,11 +360,11 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     nthreads = threads(cfg)
     tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
     cmap = c_map(lay, dtypes[0], BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
-    csplit = split_c(cmap, lay)
-    if cmap is not None and len(cmap.dims) != len(tmaps[0].dims) + csplit:
+    if cmap is not None and len(cmap.dims) != len(tmaps[0].dims) + split_c(cmap, lay):
         cmap = None  # (the batch is all three maps' dimension or none's)
+    csplit = split_c(cmap, lay)
     tmaps += (cmap,) if cmap else ()
-    if csplit and cmap is not None:  # the epilogue's column -> (n_in, n_out): c_n carries n_in
+    if csplit:  # the epilogue's column -> (n_in, n_out): c_n carries n_in
         words = list(lay.words)
         words[C_N_WORD] = cmap.dims[0]
         lay = replace(lay, words=tuple(words))
@@ -382,7 +382,6 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     gm = f", {group_m}" + (f", {mh}" if mh > 1 else "") if group_m != 8 or mh > 1 else ""
     tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
-    csplit = csplit and cmap is not None
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit)
     name = _name("wgmma", key, dtypes)
