@@ -87,6 +87,10 @@ PROFILES = {"H200": H200}
 TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "128x128x16": 1.03,  # 4096^3 fp32 0.89 -> 0.91x cuBLAS, 8192^3 0.89 -> 0.92x (session 6)
              "96x96x8": 0.85,  # 4096^3 fp32 37.9 against 128x128x8's 44.8 TFLOP/s (session 9, same run)
+             # fp32 on the fp64 tensor cores, 4096^3 against 128x128x16's 2.97-3.03 ms (session 20):
+             # 128x128x8d 3.19-3.25, 128x128x16d 3.26-3.29, 64x128x8d 3.16, 128x64x8d 3.49; offered by
+             # `einc tune` only (cost.simt_tiles leaves them out of the model's own ranking)
+             "128x128x8d": 0.96, "128x128x16d": 0.94, "64x128x8d": 0.97, "128x64x8d": 0.88,
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
@@ -225,8 +229,8 @@ def resident_tiles(tile: str, family: str) -> int:
     wave unit is SMs x this, so 132 fp32 128x128 tiles fill only half the H200's slots."""
     if tile == "64x64x8" or (tile in ("128x128x8", "128x128x16") and family in ("gett/float32", "gett/int32")):
         return 2
-    from .codegen.cuda.emit import NARROW_TILES
-    return NARROW_TILES.get(tile, 1)
+    from .codegen.cuda.emit import DM_TILES, NARROW_TILES
+    return DM_TILES[tile][1] if tile in DM_TILES else NARROW_TILES.get(tile, 1)
 
 
 def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4, gather=1.0) -> Prediction:
@@ -310,8 +314,9 @@ def gett_family(in_dtypes, compute, precision: str = "highest", work: int = 0) -
 
 def simt_tiles() -> tuple:
     """The SIMT gett tiles the model can rank (emit.GETT_TILES, largest first)."""
-    from .codegen.cuda.emit import GETT_TILES
-    return tuple(t for t in GETT_TILES if t in TILE_RATE and t != "128x128x16")  # emit.big_tile picks it
+    from .codegen.cuda.emit import DM_TILES, GETT_TILES
+    # 128x128x16: emit.big_tile picks it; the DM tiles: only `einc tune`, which measures them
+    return tuple(t for t in GETT_TILES if t in TILE_RATE and t != "128x128x16" and t not in DM_TILES)
 
 
 def best_tile(M, N, K, batch, nbytes, family, profile=H200, narrow=False) -> tuple:

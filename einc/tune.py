@@ -69,7 +69,13 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     splits = _split_candidates(size("k"), [m.extent for m in _summed_outer_first(step)], exact=True)
     work = size("m") * size("n") * size("k") * size("batch")
     tc = tensor_core_family(in_dtypes, step.compute, precision or "highest", work)
-    tiles = [None] if tc else list(simt_tiles())
+    dts = [np.dtype(step.compute)] + [np.dtype(d) for d in in_dtypes]
+    from .codegen.cuda.emit import DM_TILES
+    from .codegen.cuda.emit_smallmn import dmma_applies
+    # fp32 on the fp64 tensor cores: slower than SIMT on most steps, faster on some (TCCG ccsd
+    # kli,lj->kji 0.97 -> 0.90-0.92 ms, session 20), so measured here, never assumed by the model
+    dm = list(DM_TILES) if dmma_applies(dts, np.dtype(step.compute)) else []
+    tiles = [None] if tc else list(simt_tiles()) + dm
     # the 96-wide tile where the emitter would run it (4-byte raw copies, its layout rule), unsplit
     from .codegen.cuda.emit import NARROW_TILES, narrow_tile_fits
     narrow_ok = narrow_tile_fits(step, in_dtypes)
@@ -79,7 +85,6 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     from .codegen.cuda.emit_smallmn import TILE as SMALLMN, smallmn_layout
     small = [Choice("gett", SMALLMN, 1)] if smallmn_layout(step) is not None else []  # a small output, long K
     from .codegen.cuda.emit_stream import TILE as STREAM, stream_applies
-    dts = [np.dtype(step.compute)] + [np.dtype(d) for d in in_dtypes]
     stream = [Choice("gett", STREAM, 1)] if stream_applies(step, dts, step.compute) else []  # a short K
     return ([Choice("reduce")] + [Choice("gett", tile, s) for tile in tiles for s in splits if keep(tile, s)]
             + skinny + small + stream)

@@ -431,6 +431,25 @@ def test_the_tuner_offers_the_96_wide_tile_only_where_it_would_run(store_dir):
         assert narrow not in candidates(plan_with(subs, shapes, dt)[1], 0)
 
 
+def test_the_tuner_offers_the_fp64_tensor_core_tiles_for_fp32_only_and_they_are_emitted(store_dir):
+    """The DM tiles (fp32 products on the fp64 tensor cores) are measured by `einc tune`, never
+    assumed by the model; a tuned one is the kernel the step gets, 16-k slices or not."""
+    from einc.codegen.cuda.emit import DM_TILES, emit_step
+    from einc.cost import simt_tiles
+    from einc.tune import candidates
+    assert not set(DM_TILES) & set(simt_tiles())
+    shapes = [(384, 376, 384), (376, 384)]
+    got = {c.tile for c in candidates(plan_with("lki,jl->kji", shapes, "float32")[1], 0)}
+    assert set(DM_TILES) <= got
+    for dt in ("float64", "int32"):
+        assert not set(DM_TILES) & {c.tile for c in candidates(plan_with("lki,jl->kji", shapes, dt)[1], 0)}
+    for tile in DM_TILES:
+        p, _ = plan_with("lki,jl->kji", shapes, "float32", {0: Choice("gett", tile, 1)})
+        k = emit_step(p, p.steps[0])
+        assert k.key[2] == tile and k.key[-1] is True and "einc_dmma<8>" in k.source
+    assert emit_step(cuda_plan("lki,jl->kji", shapes), cuda_plan("lki,jl->kji", shapes).steps[0]).key[-1] is False
+
+
 def test_a_tiny_k_fast_operand_is_copied_free_group_last_so_the_96_wide_tile_applies(monkeypatch):
     from einc import plan as planmod
     ap = [(96, 96), (84, 84, 84, 96)]  # TCCG ao2mo ap,srqp->srqa: both operands K-fast, a = 96

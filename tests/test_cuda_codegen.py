@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import einc.api as api
-from einc.codegen.cuda.emit import GETT_LANES, CudaStepKernel, compile_options, emit_step
+from einc.codegen.cuda.emit import DM_TILES, GETT_LANES, CudaStepKernel, compile_options, emit_step
 from einc.errors import EincError
 from einc.tune import random_operand
 from oracle import assert_matches
@@ -107,6 +107,8 @@ def all_kernels() -> dict:
         for dt in ("float32", "int32"):  # the 16-k slice tile and the 96-wide one (4-byte raw copies only)
             add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} gett 128x128x16", "128x128x16")
             add(plan(subs, shapes, dt, "gett"), f"{subs} {dt} gett 96x96x8", "96x96x8")
+        for dm in DM_TILES:  # fp32 on the fp64 tensor cores
+            add(plan(subs, shapes, "float32", "gett"), f"{subs} float32 gett {dm}", dm)
     for subs, shapes in NARROW_GETT:  # the 96-wide tile's TCCG layouts (tabled N, K-fast A, N-fast B)
         add(plan(subs, shapes, "float32", "gett"), f"{subs} float32 gett 96x96x8", "96x96x8")
     for dt in ("float32", "bfloat16", "float16"):  # the stream kernels (ccsd_t: short K, big C)
@@ -165,7 +167,7 @@ def test_the_case_set_covers_every_family_variant():
     permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
     assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
-    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8", "128x128x16", "96x96x8"}
+    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8", "128x128x16", "96x96x8", "128x128x8d", "128x128x16d", "128x64x8d", "64x128x8d"}
     assert any(k.tables for k in gett) and any("swapped" in k.source for k in gett)
 
 
@@ -177,6 +179,8 @@ def test_every_kernel_compiles_to_cubin_without_spills(arch):
     spills = []
     for key, log in logs.items():
         k, what = all_kernels()[key]
+        if arch == "sm_80" and _family(k) == "gett" and k.key[2] in DM_TILES:
+            continue  # fp64 mma fragments: emitted only where they run at full rate (sm_90, emit_step's arch)
         regs, st, ld = resources(log)
         assert regs > 0, f"no ptxas -v report for {k.name}"
         allowed = SPILL_OK.get((_family(k), k.key[2], bool(k.key[5][3]))) if _family(k) == "gett" and arch == "sm_90" else 0
@@ -539,6 +543,20 @@ EMULATED = [
     ("ij,jk->ki", [(100, 17), (17, 130)], "int32", "gett", "96x96x8"),
     ("ji,jk->ik", [(19, 70), (19, 134)], "float32", "gett", "96x96x8"),  # M/N runs
     ("ik,jk->ij", [(97, 24), (65, 24)], "float32", "gett", "96x96x8"),  # both K-fast: 128x128x8 instead
+    # fp32 on the fp64 tensor cores (DM): 8 warps of 64x32 fragments over the same stages
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x8d"),  # ragged, ring wraps (4 stages)
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16d"),  # ragged K: 2nd product partial
+    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", "128x128x16d"),  # both K-fast: 128x128x8d
+    ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "128x128x8d"),  # M/N runs, ragged edges
+    ("kaxb,kxcd->abcd", [(21, 3, 2, 13), (21, 2, 4, 7)], "float32", "gett", "128x128x16d"),  # tabled runs
+    ("abcd,cdef->aebf", [(3, 4, 5, 2), (5, 2, 3, 4)], "float32", "gett", "128x128x8d"),  # tabled M, N: C pairs split
+    ("ij,jk->ki", [(300, 21), (21, 19)], "float32", "gett", "128x128x8d"),  # swapped, N odd
+    ("xyij,xyjk->ikyx", [(2, 3, 5, 4), (2, 3, 4, 6)], "float32", "gett", "128x128x8d"),  # tabled batch
+    ("lik,jlk->ji", [(3, 5, 6), (7, 3, 6)], "float32", "gett", "128x128x16d"),  # tabled K, runs cross k = 6
+    ("ij,jk->ik", [(7, 0), (0, 5)], "float32", "gett", "128x128x8d"),   # K = 0 gives zeros
+    ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "128x128x8d"),  # no fp64 products: 128x128x8
+    ("ik,kj->ij", [(140, 30), (30, 150)], "float32", "gett", "128x64x8d"),  # 4 warps: A's K runs of 8 in two parts
+    ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "64x128x8d"),  # 4 warps: B's N runs of 8
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
     ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
     ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output
@@ -643,7 +661,7 @@ def test_emulated_gett_lane_orders_match_numpy(emulator, monkeypatch, lanes, sub
     ops = [make(rng, s, dtype) for s in shapes]
     p = plan(subs, shapes, dtype, "gett")
     k = emit_step(p, p.steps[0], gett_tile=tile)
-    assert re.search(rf", {GETT_LANES[lanes]}, (true|false), (true|false)>\(out", k.source)
+    assert re.search(rf", {GETT_LANES[lanes]}, (true|false), (true|false), false>\(out", k.source)  # (last: DM)
     got = emulator(p, ops, gett_tile=tile, max_grid=5)
     assert_matches(got, subs, *ops, terms=int(np.prod(shapes[0])))
 

@@ -67,7 +67,16 @@ GETT_TILES = {
     # run: ao2mo bq,srqa / cr,srba 0.470 / 0.488 -> 0.388 / 0.404 ms; the 4096^3 GEMM at 0.85x
     # 128x128x8's rate; 12x4 on 192 threads measured slower everywhere and was dropped)
     "96x96x8": (96, 96, 8, 12, 8),
+    # fp32 on the fp64 tensor cores (gett.cuh's DM): 8 warps of 64x32 fragments, 4 stages
+    # of 8 k or 2 of 16, one block per SM (RM x RN only sizes the block: 256 threads)
+    "128x128x8d": (128, 128, 8, 8, 8),
+    "128x128x16d": (128, 128, 16, 8, 8),
+    "128x64x8d": (128, 64, 8, 8, 8),  # 4 warps, 2 blocks per SM: one block's barrier leaves the other's warps
+    "64x128x8d": (64, 128, 8, 8, 8),
 }
+# the fp64-tensor-core tiles -> (stages, blocks per SM)
+DM_TILES = {"128x128x8d": (4, 1), "128x128x16d": (2, 1), "128x64x8d": (4, 2), "64x128x8d": (4, 2)}
+BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
 # the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
 # one registry: cost ranks them and tune offers them only where narrow_tile_fits
 NARROW_TILES = {"96x96x8": 4}
@@ -205,7 +214,7 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
                 return k
         if op is not None:
             return emit_mma(plan, step, dtypes, compute, op, None if gett_tile in WGMMA_TILES else gett_tile)
-        return _emit_gett(step, dtypes, compute, gett_tile if gett_tile in GETT_TILES else None)
+        return _emit_gett(step, dtypes, compute, gett_tile if gett_tile in GETT_TILES else None, arch)
     if step.strategy in ("gett", "reduce"):
         from .emit_permute import emit_permute, permute_sets
         sets = permute_sets(step)  # a copy whose fast runs are many short modes
@@ -788,7 +797,7 @@ def _async_ok(dtypes, compute) -> bool:
     return compute.name in ("float32", "float64", "int32", "int64") and all(d == compute for d in dtypes[1:])
 
 
-def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False) -> str:
+def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: str = "sm_90") -> str:
     """The 128x128 SIMT tile's K slice: 128x128x8 becomes 128x128x16 where the 16-k tile
     applies (raw 4-byte copies; at most one operand with K-fast vector runs, whose runs of 8
     go through 4 registers in two parts) and pays (K >= 128: on the H200 it took the
@@ -803,22 +812,26 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False) -> str
     >>> big_tile(p.steps[0], d, d[0], "128x128x8"), big_tile(p.steps[0], d[:1] + [np.dtype("float64")] * 2, np.dtype("float64"), "128x128x16")
     ('128x128x16', '128x128x8')
     """
-    if cfg not in ("128x128x8", "128x128x16"):
+    if cfg not in BIG_TILES:
         return cfg
     env = os.environ.get("EINC_GETT_BIG_TILE", "auto")
-    if env not in ("auto", "128x128x8", "128x128x16"):
-        raise EincError(f"EINC_GETT_BIG_TILE={env!r}: expected auto, 128x128x8 or 128x128x16")
+    if env not in ("auto", *BIG_TILES):
+        raise EincError(f"EINC_GETT_BIG_TILE={env!r}: expected auto or one of {', '.join(BIG_TILES)}")
+    from .emit_smallmn import dmma_applies
     lay = gett_layout(step, 128, 128, metadata=False)
-    if not _async_ok(dtypes, compute) or compute.itemsize != 4 or all(_kvec_operands(lay, True)):
+    dm = dmma_applies(dtypes, compute, arch)
+    if not _async_ok(dtypes, compute) or compute.itemsize != 4:
         return "128x128x8"
-    if env != "auto":
-        return env
-    if forced:
-        return cfg
-    return "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
+    # a DM tile is only ever planned by `einc tune` (it measured it): kept like a forced one
+    pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
+    if pick in DM_TILES and not dm:
+        pick = pick[:-1]
+    if all(_kvec_operands(lay, True)):  # both K-fast: 16-k slices would hold 8 live registers a run
+        return "128x128x8d" if pick in DM_TILES else "128x128x8"
+    return pick
 
 
-def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
+def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> CudaStepKernel:
     ext0 = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
             for g in ("batch", "m", "n")}
     # The plan's tile (cost model or `einc tune`, in step.config); without one, the big
@@ -827,7 +840,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
                     and x[1] in GETT_TILES), None)
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
                               >= SM_COUNT else "64x64x8")
-    cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None)
+    cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None, arch=arch)
     if cfg in NARROW_TILES and not narrow_tile_fits(step, dtypes[1:]):
         cfg = "128x128x8"
     BM, BN, BK, RM, RN = GETT_TILES[cfg]
@@ -842,9 +855,10 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     async_ok = _async_ok(dtypes, compute)
 
     M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
-    big = BM == 128
+    big = max(BM, BN) == 128
     nthreads = (BM // RM) * (BN // RN)
-    stages = 2 if (big and acc_size > 4) or not async_ok or BK == 16 else 3
+    dm = cfg in DM_TILES
+    stages = DM_TILES[cfg][0] if dm else 2 if (big and acc_size > 4) or not async_ok or BK == 16 else 3
     # K-fast operands whose innermost K mode is unit-stride load runs of k as vectors
     # (whether a run is whole and aligned is checked at run time: a stride fact only);
     # not int64, whose multi-instruction multiply-adds leave no registers for the runs
@@ -860,7 +874,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     mnvec = async_ok and _switch("EINC_GETT_MNVEC", True)
     a_mvec = mnvec and a_mfast and G["m"][-1][1][ta_idx] == 1
     b_nvec = mnvec and b_nfast and G["n"][-1][1][tb_idx] == 1
-    minb = NARROW_TILES.get(cfg) or (2 if async_ok and acc_size <= 4 or not big else 1)
+    minb = NARROW_TILES.get(cfg) or (DM_TILES[cfg][1] if dm else None) or (2 if async_ok and acc_size <= 4 or not big else 1)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
 
@@ -868,25 +882,26 @@ def _emit_gett(step: Step, dtypes, compute, tile=None) -> CudaStepKernel:
     sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
     flags = (async_ok, tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_mfast, b_nfast)
     key = (VERSION, "gett", cfg, stages, minb, flags, swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes, a_mvec, b_nvec)
+           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes, a_mvec, b_nvec, dm)
     name = _name("gett", key, dtypes)
     b = lambda x: "true" if x else "false"
     targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb,
-                       *map(b, (a_kvec, b_kvec)), str(lanes), *map(b, (a_mvec, b_nvec))])
+                       *map(b, (a_kvec, b_kvec)), str(lanes), *map(b, (a_mvec, b_nvec, dm))])
     a_arg, b_arg = ("in1", "in0") if swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
 
     gdesc, modes_line = lay.gdesc, lay.modes_line(step)
-    family = (f"gett {cfg} tiles, {RM}x{RN} per thread, {nthreads} threads, "
+    per_thread = "8 warps of 64x32 fp64 mma fragments (m16n8k8, fp32 converted exactly)" if dm else f"{RM}x{RN} per thread"
+    family = (f"gett {cfg} tiles, {per_thread}, {nthreads} threads, "
               f"{f'{stages}-stage cp.async pipeline' if async_ok else 'register prefetch, 2 stages'}; "
               f"groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "
               f"A loads {'M' if a_mfast else 'K'}-fast{' (vector runs)' if a_kvec or a_mvec else ''}, "
               f"B loads {'N' if b_nfast else 'K'}-fast{' (vector runs)' if b_kvec or b_nvec else ''}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if swapped else ""))
     tiles_txt = f"{BM}x{BN}"
-    smem = stages * BK * (BM + BN + 2 * max(1, 16 // acc_size)) * acc_size  # rows padded by 16 bytes
+    smem = stages * BK * (BM + BN + 2 * (8 if dm else max(1, 16 // acc_size))) * acc_size  # rows padded by 16 (DM 32) bytes
     launch = [f"launch:   1-D grid, one {nthreads}-thread block per {tiles_txt} output tile "
               f"(batch x tile rows x tile columns, grid-stride, capped at 2^31-1); "
               f"{smem} bytes of static shared memory, no dynamic",

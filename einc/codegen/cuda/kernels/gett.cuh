@@ -76,6 +76,18 @@
 //
 // Tile order: one-dimensional grid-stride over (batch, tile) with GROUP_M tile rows
 // walked column by column, so consecutive blocks share A and B panels in L2.
+//
+// DM (fp32 steps on sm_90, the emitter's ...d tiles): the same stages and loads, products
+// on the fp64 tensor cores. The 8 warps of a 128x128 tile each own a 64x32 piece as 4x4
+// fragments of 16x8 (mma.sync m16n8k8 .f64, einc_dmma: lane 4g+t reads A rows g, g+8 at k
+// t, t+4 and B columns g at k t, t+4), reading the fp32 stages and converting as they read
+// (exact), so every product is exact and the sums carry 53 bits; each output rounds to fp32
+// once, which no fp32 FMA chain matches. Rows are padded by 8 floats (a 136-float pitch: the
+// fragment reads' 8 rows x 4 k fall on 8t + g, 32 distinct banks; the k-fast loads' stores
+// become 2-way, a quarter as many instructions). Why: the H200 runs fp64 mma at ~64 TFLOP/s
+// (an inner loop of 16 products, 24 fp32 reads and conversions a k8: 61.9, scripts/dmma_peak.cu)
+// where FFMA peaks at 67 and cuBLAS SGEMM reaches ~50. 4 stages of 8 k (or 2 of 16) in 34.8
+// KB; ~200 registers, one block of 8 warps per SM.
 #pragma once
 #include "common.cuh"
 
@@ -363,14 +375,92 @@ __device__ __forceinline__ void einc_tile_store(TOut* __restrict__ C, const TA (
   }
 }
 
+// D += A B for one 16 x 8 x K fragment product in fp64 (mma.sync m16n8k8 / m16n8k16 .f64,
+// sm_90: the shapes that run at the full fp64 tensor rate; m8n8k4 measured half of it). Lane
+// l = 4 g + t holds a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)], b[j] = B[t + 4 j][g] and
+// d[i] = D[g + 8 (i / 2)][2 t + i % 2]. Before sm_90 (and in the CPU emulator) through shuffles.
+template <int K>
+__device__ __forceinline__ void einc_dmma(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
+  static_assert(K == 8 || K == 16, "m16n8k8 or m16n8k16");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (K == 8) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+        "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  }
+#else
+  const int l = static_cast<int>(threadIdx.x & 31), g = l >> 2, c = 2 * (l & 3);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int q = k >> 2, src = k & 3;
+    const double b0 = __shfl_sync(0xffffffffu, b[q], 4 * c + src), b1 = __shfl_sync(0xffffffffu, b[q], 4 * (c + 1) + src);
+    const double a0 = __shfl_sync(0xffffffffu, a[2 * q], 4 * g + src), a1 = __shfl_sync(0xffffffffu, a[2 * q + 1], 4 * g + src);
+    d[0] += a0 * b0;
+    d[1] += a0 * b1;
+    d[2] += a1 * b0;
+    d[3] += a1 * b1;
+  }
+#endif
+}
+
+// The masked store of a DM warp's 64x32 piece (fragment (i, j): d[e] at row 16i + g + 8(e/2),
+// column 8j + 2t + e%2 of the piece at (m0, n0) in C, its batch's origin): two columns a
+// lane, one 8-byte store where C holds them side by side and aligned (a warp's store: 8 rows
+// of 32 contiguous bytes), else two element stores. `row(m)`, `col(n)` as in einc_tile_store.
+template <bool TAB_N, class TC, class TOut, class Row, class Col>
+__device__ __forceinline__ void einc_dm_store(TOut* __restrict__ C, const double (&d)[4][4][4], const EincGettMeta& p,
+                                              long long m0, long long n0, int lane, Row&& row, Col&& col) {
+  const int g = lane >> 2, t = lane & 3;
+  long long off[4][2];
+  bool pair[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const long long n = n0 + 8 * j + 2 * t;
+    off[j][0] = n < p.N ? (TAB_N ? col(n) : n * p.c_n) : 0;
+    off[j][1] = n + 1 < p.N ? (TAB_N ? col(n + 1) : (n + 1) * p.c_n) : 0;
+    pair[j] = n + 1 < p.N && off[j][1] == off[j][0] + 1;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long m = m0 + 16 * i + g + 8 * h;
+      if (m >= p.M) continue;
+      TOut* __restrict__ c_row = C + row(m);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const long long n = n0 + 8 * j + 2 * t;
+        TOut* __restrict__ q = c_row + off[j][0];
+        if (pair[j] && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
+          EincVec<TOut, 2> w;
+          w.v[0] = EincStore<TOut>::f(cast<TC>(d[i][j][2 * h]));
+          w.v[1] = EincStore<TOut>::f(cast<TC>(d[i][j][2 * h + 1]));
+          *reinterpret_cast<EincVec<TOut, 2>*>(q) = w;
+        } else {
+          if (n < p.N) store_as<TC>(q, d[i][j][2 * h]);
+          if (n + 1 < p.N) store_as<TC>(c_row + off[j][1], d[i][j][2 * h + 1]);
+        }
+      }
+    }
+}
+
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
           class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false,
-          int LANES = 0, bool A_MVEC = false, bool B_NVEC = false>
+          int LANES = 0, bool A_MVEC = false, bool B_NVEC = false, bool DM = false>
 __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                           const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
   constexpr int S = ASYNC ? Cfg::S : 2;
-  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = 16 / sizeof(TA) > 0 ? 16 / sizeof(TA) : 1;
+  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = DM ? 8 : 16 / sizeof(TA) > 0 ? 16 / sizeof(TA) : 1;
+  static_assert(!DM || (sizeof(TA) == 4 && ASYNC && BK % 8 == 0 && NT == (BM / 64) * (BN / 32) * 32),
+                "DM: fp32 raw copies, 8 k a product, one warp per 64x32 piece");
   static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
   static_assert(NT % BM == 0 && NT % BN == 0 && NT % BK == 0, "load mappings tile the block");
   static_assert((BM * BK) % NT == 0 && (BK * BN) % NT == 0, "whole loads per thread");
@@ -478,15 +568,48 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }
     };
 
-    TA acc[RM][RN];
+    TA acc[DM ? 1 : RM][DM ? 1 : RN];
+    double dacc[DM ? 4 : 1][DM ? 4 : 1][4];  // DM: fragment (i, j) of the warp's 64x32 piece
+    const int lane = tid & 31, dm0 = DM ? (tid >> 5) / (BN / 32) * 64 : 0, dn0 = DM ? (tid >> 5) % (BN / 32) * 32 : 0;
+    if constexpr (DM) {
 #pragma unroll
-    for (int i = 0; i < RM; ++i)
+      for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dacc[i][j][e] = 0.0;
+    } else {
+#pragma unroll
+      for (int i = 0; i < RM; ++i)
+#pragma unroll
+        for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
+    }
 
     // Multiply slice `stage` into the accumulators, fragments double-buffered; `half()`
-    // runs after the first BK/2 rows of k.
+    // runs after the first BK/2 rows of k (DM: after the first k8 product, or the only one).
     auto multiply = [&](int stage, auto&& half) {
+      if constexpr (DM) {
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int k0 = 0; k0 < BK; k0 += 8) {
+          double fa[4][4], fb[4][2];
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              fa[i][e] = static_cast<double>(As[stage][k0 + t + 4 * (e / 2)][dm0 + 16 * i + g + 8 * (e % 2)]);
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) fb[j][e] = static_cast<double>(Bs[stage][k0 + t + 4 * e][dn0 + 8 * j + g]);
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) einc_dmma<8>(dacc[i][j], fa[i], fb[j]);
+          if (k0 + 8 == (BK > 8 ? BK / 2 : BK)) half();
+        }
+        return;
+      }
       TA fa[2][RM], fb[2][RN];
       auto frags = [&](int k, TA* a, TA* b) {
 #pragma unroll
@@ -631,8 +754,14 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }                   // (the last one is also the WAR barrier for the next tile)
     }
 
-    einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
-        C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
-        [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
+    if constexpr (DM) {
+      einc_dm_store<TAB_N, TC>(
+          C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), dacc, p, m0 + dm0, n0 + dn0, lane,
+          [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
+    } else {
+      einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
+          C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
+          [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
+    }
   }
 }

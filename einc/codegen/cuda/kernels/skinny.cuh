@@ -141,40 +141,7 @@ template <class T> __device__ __forceinline__ void einc_cp_async_n(T* dst, const
 
 template <int V> struct EincInt { static constexpr int value = V; };
 
-// D += A B for one 16 x 8 x K fragment product in fp64 (mma.sync m16n8k8 / m16n8k16 .f64,
-// sm_90: the shapes that run at the full fp64 tensor rate; m8n8k4 measured half of it). Lane
-// l = 4 g + t holds a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)], b[j] = B[t + 4 j][g] and
-// d[i] = D[g + 8 (i / 2)][2 t + i % 2]. Before sm_90 (and in the CPU emulator) through shuffles.
-template <int K>
-__device__ __forceinline__ void einc_dmma(double (&d)[4], const double (&a)[K / 2], const double (&b)[K / 4]) {
-  static_assert(K == 8 || K == 16, "m16n8k8 or m16n8k16");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (K == 8) {
-    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
-        "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
-        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
-          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
-  }
-#else
-  const int l = static_cast<int>(threadIdx.x & 31), g = l >> 2, c = 2 * (l & 3);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const int q = k >> 2, src = k & 3;
-    const double b0 = __shfl_sync(0xffffffffu, b[q], 4 * c + src), b1 = __shfl_sync(0xffffffffu, b[q], 4 * (c + 1) + src);
-    const double a0 = __shfl_sync(0xffffffffu, a[2 * q], 4 * g + src), a1 = __shfl_sync(0xffffffffu, a[2 * q + 1], 4 * g + src);
-    d[0] += a0 * b0;
-    d[1] += a0 * b1;
-    d[2] += a1 * b0;
-    d[3] += a1 * b1;
-  }
-#endif
-}
+// (einc_dmma, the fp64 fragment product, is in gett.cuh)
 
 // Shared memory past the B chunk: the A ring and/or the C staging area (they alias).
 template <class Cfg, bool ASYNC, bool STAGE_C, bool A_KFAST, bool STAGE_N, class TA, class SA>

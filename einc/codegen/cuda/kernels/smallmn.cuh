@@ -107,7 +107,7 @@ template <class Cfg, class TA> constexpr int einc_small_pad() {
   return Cfg::DM ? 16 : 16 / static_cast<int>(sizeof(TA));
 }
 
-// (einc_dmma, the fp64 fragment product, is in skinny.cuh)
+// (einc_dmma, the fp64 fragment product, is in gett.cuh)
 
 // Thread u of a compute group -> (ty, tx). Plain: u = ty TN + tx. With TN = 12 a quarter-warp
 // (8 threads: one phase of an LDS.128) can hold columns c and c + 8 (tx 8..11 of one row and
