@@ -2,7 +2,8 @@
 
 Every GEMM-shaped contraction of the path is a decision point; its candidates are
 `reduce`, and `gett` at each SIMT tile x each K split the plan allows (tensor-core steps:
-each split, the mma emitter picks its own tile). Points are tuned one at a time, in path
+each split, the mma emitter picks its own tile; fp32 steps on sm_90 also the unsplit tiles
+that multiply on the fp64 tensor cores, which the model never picks itself). Points are tuned one at a time, in path
 order: earlier points keep their winners, later ones the model's choices (the points
 rarely interact, and the product of their candidates would be large). Predicted and
 measured times are the whole plan's. Each candidate is built by the ordinary machinery (plan_for
@@ -79,7 +80,10 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     # the 96-wide tile where the emitter would run it (4-byte raw copies, its layout rule), unsplit
     from .codegen.cuda.emit import NARROW_TILES, narrow_tile_fits
     narrow_ok = narrow_tile_fits(step, in_dtypes)
-    keep = lambda tile, s: tile not in NARROW_TILES or (narrow_ok and s == 1)
+    # (the DM tiles unsplit: four tiles at every split would crowd the SIMT ones out of
+    # MAX_CANDIDATES; where a split pays, their one block per SM measured slower, session 20)
+    unsplit_only = {*NARROW_TILES, *DM_TILES}
+    keep = lambda tile, s: (tile not in NARROW_TILES or narrow_ok) and (s == 1 or tile not in unsplit_only)
     from .codegen.cuda.emit_skinny import TILE as SKINNY, skinny_layout
     skinny = [Choice("gett", SKINNY, 1)] if skinny_layout(step) is not None else []  # a small N or M group
     from .codegen.cuda.emit_smallmn import TILE as SMALLMN, smallmn_layout

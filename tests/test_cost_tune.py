@@ -441,6 +441,10 @@ def test_the_tuner_offers_the_fp64_tensor_core_tiles_for_fp32_only_and_they_are_
     shapes = [(384, 376, 384), (376, 384)]
     got = {c.tile for c in candidates(plan_with("lki,jl->kji", shapes, "float32")[1], 0)}
     assert set(DM_TILES) <= got
+    split = candidates(plan_with("lki,kjl->ji", [(384, 376, 384), (376, 376, 384)], "float32")[1], 0)
+    assert any((c.split or 1) > 1 for c in split)  # (a long K: splits are offered, the DM tiles unsplit)
+    assert {c.tile for c in split if c.tile in DM_TILES and (c.split or 1) == 1} == set(DM_TILES)
+    assert not any(c.tile in DM_TILES and (c.split or 1) > 1 for c in split)
     for dt in ("float64", "int32"):
         assert not set(DM_TILES) & {c.tile for c in candidates(plan_with("lki,jl->kji", shapes, dt)[1], 0)}
     for tile in DM_TILES:
