@@ -555,6 +555,7 @@ EMULATED = [
     ("lik,jlk->ji", [(3, 5, 6), (7, 3, 6)], "float32", "gett", "128x128x16d"),  # tabled K, runs cross k = 6
     ("ij,jk->ik", [(7, 0), (0, 5)], "float32", "gett", "128x128x8d"),   # K = 0 gives zeros
     ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "128x128x8d"),  # no fp64 products: 128x128x8
+    ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "64x128x8d"),  # no fp64 products: the K rule's tile
     ("ik,kj->ij", [(140, 30), (30, 150)], "float32", "gett", "128x64x8d"),  # 4 warps: A's K runs of 8 in two parts
     ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "64x128x8d"),  # 4 warps: B's N runs of 8
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned

@@ -822,10 +822,12 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     dm = dmma_applies(dtypes, compute, arch)
     if not _async_ok(dtypes, compute) or compute.itemsize != 4:
         return "128x128x8"
-    # a DM tile is only ever planned by `einc tune` (it measured it): kept like a forced one
-    pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
+    rule = "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
+    # a DM tile is only ever planned by `einc tune` (it measured it): kept like a forced one,
+    # where the fp64 tensor cores apply (else, e.g. int32 or a GPU before sm_90, the K rule's)
+    pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else rule
     if pick in DM_TILES and not dm:
-        pick = pick[:-1]
+        pick = rule
     if all(_kvec_operands(lay, True)):  # both K-fast: 16-k slices would hold 8 live registers a run
         return "128x128x8d" if pick in DM_TILES else "128x128x8"
     return pick

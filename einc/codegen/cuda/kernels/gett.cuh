@@ -78,7 +78,7 @@
 // walked column by column, so consecutive blocks share A and B panels in L2.
 //
 // DM (fp32 steps on sm_90, the emitter's ...d tiles): the same stages and loads, products
-// on the fp64 tensor cores. The 8 warps of a 128x128 tile each own a 64x32 piece as 4x4
+// on the fp64 tensor cores. Each warp (8 on 128x128, 4 on 128x64 / 64x128) owns a 64x32 piece as 4x4
 // fragments of 16x8 (mma.sync m16n8k8 .f64, einc_dmma: lane 4g+t reads A rows g, g+8 at k
 // t, t+4 and B columns g at k t, t+4), reading the fp32 stages and converting as they read
 // (exact), so every product is exact and the sums carry 53 bits; each output rounds to fp32
@@ -86,8 +86,10 @@
 // fragment reads' 8 rows x 4 k fall on 8t + g, 32 distinct banks; the k-fast loads' stores
 // become 2-way, a quarter as many instructions). Why: the H200 runs fp64 mma at ~64 TFLOP/s
 // (an inner loop of 16 products, 24 fp32 reads and conversions a k8: 61.9, scripts/dmma_peak.cu)
-// where FFMA peaks at 67 and cuBLAS SGEMM reaches ~50. 4 stages of 8 k (or 2 of 16) in 34.8
-// KB; ~200 registers, one block of 8 warps per SM.
+// where FFMA peaks at 67 and cuBLAS SGEMM reaches ~50. 4 stages of 8 k (or 2 of 16) in up to
+// 34.8 KB; 214-224 registers: one 8-warp block per SM, or two 4-warp ones. Measured 0.84-0.97x
+// the SIMT tiles on GEMMs (the slice barrier drains the products: DMMA pipe 60-67%), faster on
+// some short-K steps, so only `einc tune` (or EINC_GETT_BIG_TILE) picks them (NOTES, session 20).
 #pragma once
 #include "common.cuh"
 
