@@ -87,10 +87,9 @@ PROFILES = {"H200": H200}
 TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "128x128x16": 1.03,  # 4096^3 fp32 0.89 -> 0.91x cuBLAS, 8192^3 0.89 -> 0.92x (session 6)
              "96x96x8": 0.85,  # 4096^3 fp32 37.9 against 128x128x8's 44.8 TFLOP/s (session 9, same run)
-             # fp32 on the fp64 tensor cores, 4096^3 against 128x128x16's 2.97-3.03 ms (session 20):
-             # 128x128x8d 3.19-3.25, 128x128x16d 3.26-3.29, 64x128x8d 3.16, 128x64x8d 3.49; offered by
-             # `einc tune` only (cost.simt_tiles leaves them out of the model's own ranking)
-             "128x128x8d": 0.96, "128x128x16d": 0.94, "64x128x8d": 0.97, "128x64x8d": 0.88,
+             # fp32 on the fp64 tensor cores (gett_dm.cuh), offered by `einc tune` only (cost.simt_tiles
+             # leaves them out of the model's own ranking); rates: NOTES session 21
+             "128x128x16d": 1.0, "128x128x32d": 1.0, "64x128x16d": 0.97, "128x64x16d": 0.95,
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s

@@ -1,6 +1,6 @@
 """A/B the gett big tiles (SIMT, fp64 tensor cores) on fp32 GEMM-like einsums beside torch.einsum (GPU only).
 
-    python3 scripts/big_tiles.py [TILE ...]      (default: auto 128x128x8d 128x128x16d)
+    python3 scripts/big_tiles.py [TILE ...]      (default: auto 128x128x16d 128x128x32d)
 
 Each tile is forced through EINC_GETT_BIG_TILE (emit.big_tile), einc's executables rebuilt,
 the result checked against torch.einsum's and timed with CUDA events (median, inputs
@@ -28,7 +28,9 @@ CASES = [
     ("njmi,kmln->lkji", "i=96,j=84,k=84,l=84,m=84,n=96"),
     ("lnim,kmjn->lkji", "i=96,j=84,k=84,l=84,m=96,n=96"),
 ]
-tiles = sys.argv[1:] or ["auto", "128x128x8d", "128x128x16d"]
+tiles = sys.argv[1:] or ["auto", "128x128x16d", "128x128x32d"]
+if os.environ.get("BIG_TILES_CASES"):  # a comma-separated subset of the einsums above
+    CASES = [c for c in CASES if c[0] in os.environ["BIG_TILES_CASES"].split(",")]
 torch.backends.cuda.matmul.allow_tf32 = False
 print(f"{'einsum':<18}{'torch ms':>9}" + "".join(f"{t:>18}" for t in tiles) + f"{'torch ms':>9}")
 for subs, sz in CASES:

@@ -450,12 +450,12 @@ def test_the_tuner_offers_the_fp64_tensor_core_tiles_for_fp32_only_and_they_are_
     for tile in DM_TILES:
         p, _ = plan_with("lki,jl->kji", shapes, "float32", {0: Choice("gett", tile, 1)})
         k = emit_step(p, p.steps[0])
-        assert k.key[2] == tile and k.key[-1] is True and "einc_dmma<8>" in k.source
-    assert emit_step(cuda_plan("lki,jl->kji", shapes), cuda_plan("lki,jl->kji", shapes).steps[0]).key[-1] is False
+        assert k.key[2] == tile and k.key[-1] == "dm" and "einc_dmma<8>" in k.source
+    assert emit_step(cuda_plan("lki,jl->kji", shapes), cuda_plan("lki,jl->kji", shapes).steps[0]).key[-1] != "dm"
     # a stored DM pick on a GPU without full-rate fp64 mma: the SIMT tile of the K rule
-    p, _ = plan_with("lki,jl->kji", shapes, "float32", {0: Choice("gett", "64x128x8d", 1)})
+    p, _ = plan_with("lki,jl->kji", shapes, "float32", {0: Choice("gett", "64x128x16d", 1)})
     k = emit_step(p, p.steps[0], "sm_80")
-    assert k.key[2] == "128x128x16" and k.key[-1] is False
+    assert k.key[2] == "128x128x16" and k.key[-1] != "dm"
 
 
 def test_a_tiny_k_fast_operand_is_copied_free_group_last_so_the_96_wide_tile_applies(monkeypatch):

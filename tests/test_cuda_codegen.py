@@ -167,7 +167,7 @@ def test_the_case_set_covers_every_family_variant():
     permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
     assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
-    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8", "128x128x16", "96x96x8", "128x128x8d", "128x128x16d", "128x64x8d", "64x128x8d"}
+    assert {k.key[2] for k in gett} == {"128x128x8", "64x64x8", "128x128x16", "96x96x8", *DM_TILES}
     assert any(k.tables for k in gett) and any("swapped" in k.source for k in gett)
 
 
@@ -258,7 +258,7 @@ def test_meta_is_exactly_meta_size_bytes_and_holds_table_pointers():
         assert all(isinstance(t, np.ndarray) and t.dtype == np.int64 for t in k.tables)
         gx, gy, gz = k.grid
         assert 1 <= gx < 2 ** 31 and gy == gz == 1 and k.block[0] % 32 == 0
-        assert (k.smem == 0) != (_family(k) in ("mma", "wgmma", "stream", "stream_mma")) and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
+        assert (k.smem == 0) != (_family(k) in ("mma", "wgmma", "stream", "stream_mma") or k.key[-1] == "dm") and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
         assert '#include "' not in k.source
 
 
@@ -543,21 +543,25 @@ EMULATED = [
     ("ij,jk->ki", [(100, 17), (17, 130)], "int32", "gett", "96x96x8"),
     ("ji,jk->ik", [(19, 70), (19, 134)], "float32", "gett", "96x96x8"),  # M/N runs
     ("ik,jk->ij", [(97, 24), (65, 24)], "float32", "gett", "96x96x8"),  # both K-fast: 128x128x8 instead
-    # fp32 on the fp64 tensor cores (DM): 8 warps of 64x32 fragments over the same stages
-    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x8d"),  # ragged, ring wraps (4 stages)
-    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16d"),  # ragged K: 2nd product partial
-    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", "128x128x16d"),  # both K-fast: 128x128x8d
-    ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "128x128x8d"),  # M/N runs, ragged edges
+    # fp32 on the fp64 tensor cores (DM, gett_dm.cuh): warps of 64x32 fragments, operands staged
+    # along their unit stride, fragments read across the slice barrier
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16d"),  # ragged, K-fast A, ring wraps
+    ("ij,jk->ik", [(200, 75), (75, 150)], "float32", "gett", "128x128x32d"),  # ragged K: last k8 steps partial
+    ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", "128x128x16d"),  # both K-fast
+    ("ik,jk->ij", [(33, 150), (65, 150)], "float32", "gett", "128x64x16d"),  # both K-fast, 4 warps, 3 runs of K
+    ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "128x128x16d"),  # M/N runs, ragged edges
     ("kaxb,kxcd->abcd", [(21, 3, 2, 13), (21, 2, 4, 7)], "float32", "gett", "128x128x16d"),  # tabled runs
-    ("abcd,cdef->aebf", [(3, 4, 5, 2), (5, 2, 3, 4)], "float32", "gett", "128x128x8d"),  # tabled M, N: C pairs split
-    ("ij,jk->ki", [(300, 21), (21, 19)], "float32", "gett", "128x128x8d"),  # swapped, N odd
-    ("xyij,xyjk->ikyx", [(2, 3, 5, 4), (2, 3, 4, 6)], "float32", "gett", "128x128x8d"),  # tabled batch
+    ("abcd,cdef->aebf", [(3, 4, 5, 2), (5, 2, 3, 4)], "float32", "gett", "128x128x16d"),  # tabled M, N: C pairs split
+    ("ij,jk->ki", [(300, 21), (21, 19)], "float32", "gett", "128x128x16d"),  # swapped, N odd
+    ("xyij,xyjk->ikyx", [(2, 3, 5, 4), (2, 3, 4, 6)], "float32", "gett", "128x128x16d"),  # tabled batch
     ("lik,jlk->ji", [(3, 5, 6), (7, 3, 6)], "float32", "gett", "128x128x16d"),  # tabled K, runs cross k = 6
-    ("ij,jk->ik", [(7, 0), (0, 5)], "float32", "gett", "128x128x8d"),   # K = 0 gives zeros
-    ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "128x128x8d"),  # no fp64 products: 128x128x8
-    ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "64x128x8d"),  # no fp64 products: the K rule's tile
-    ("ik,kj->ij", [(140, 30), (30, 150)], "float32", "gett", "128x64x8d"),  # 4 warps: A's K runs of 8 in two parts
-    ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "64x128x8d"),  # 4 warps: B's N runs of 8
+    ("lik,jlk->ji", [(3, 5, 7), (9, 3, 7)], "float32", "gett", "128x128x32d"),  # tabled K-fast runs, 21 k
+    ("ij,jk->ik", [(7, 0), (0, 5)], "float32", "gett", "128x128x16d"),   # K = 0 gives zeros
+    ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "128x128x16d"),  # no fp64 products: SIMT 128x128x8
+    ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "64x128x16d"),  # no fp64 products: the K rule's tile
+    ("ik,kj->ij", [(140, 30), (30, 150)], "float32", "gett", "128x64x16d"),  # 4 warps: K-fast A, N-fast B
+    ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "64x128x16d"),  # 4 warps: M and N runs
+    ("ajx,jbx->abx", [(3, 40, 2), (40, 5, 2)], "float32", "gett", "128x128x16d"),  # no unit stride: element copies
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
     ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
     ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output
@@ -662,7 +666,7 @@ def test_emulated_gett_lane_orders_match_numpy(emulator, monkeypatch, lanes, sub
     ops = [make(rng, s, dtype) for s in shapes]
     p = plan(subs, shapes, dtype, "gett")
     k = emit_step(p, p.steps[0], gett_tile=tile)
-    assert re.search(rf", {GETT_LANES[lanes]}, (true|false), (true|false), false>\(out", k.source)  # (last: DM)
+    assert re.search(rf", {GETT_LANES[lanes]}, (true|false), (true|false)>\(out", k.source)  # (then A_MVEC, B_NVEC)
     got = emulator(p, ops, gett_tile=tile, max_grid=5)
     assert_matches(got, subs, *ops, terms=int(np.prod(shapes[0])))
 

@@ -1,4 +1,4 @@
-"""fp32 gett on the fp64 tensor cores (gett.cuh's DM tiles) against numpy on the GPU.
+"""fp32 gett on the fp64 tensor cores (gett_dm.cuh's DM tiles) against numpy on the GPU.
 
 The DM tiles are opt-in (`einc tune` measures them; EINC_GETT_BIG_TILE forces them), so the
 default suites rarely run them: here every DM tile runs the layouts its loads and stores
@@ -52,7 +52,7 @@ def test_every_case_plans_a_dm_gett_step(monkeypatch, subs, shapes):
     p = einc.api.plan_for(subs, shapes, "float32", backend="cuda", strategy="gett")
     for step in p.steps:
         emit.emit_step(p, step)
-    assert seen and all(k[-1] is True for k in seen), seen  # (both K-fast: 128x128x8d, still DM)
+    assert seen and all(k[-1] == "dm" for k in seen), seen
     einc.api._EXECUTABLES.clear()
 
 
@@ -68,7 +68,7 @@ def test_gpu_dm_tile_matches_numpy(monkeypatch, tile, subs, shapes):
     buf = np.full((size + 64,), np.nan, np.float32)
     out = buf[32:32 + size].reshape(want_shape)
     einc.einsum(subs, *ops, out=out, backend="cuda", strategy="gett")
-    assert seen and all(k[-1] is True for k in seen), seen
+    assert seen and all(k[-1] == "dm" for k in seen), seen
     assert_matches(out, subs, *ops, terms=summed_terms(subs, shapes))
     assert np.isnan(buf[:32]).all() and np.isnan(buf[32 + size:]).all()
     einc.api._EXECUTABLES.clear()

@@ -67,15 +67,15 @@ GETT_TILES = {
     # run: ao2mo bq,srqa / cr,srba 0.470 / 0.488 -> 0.388 / 0.404 ms; the 4096^3 GEMM at 0.85x
     # 128x128x8's rate; 12x4 on 192 threads measured slower everywhere and was dropped)
     "96x96x8": (96, 96, 8, 12, 8),
-    # fp32 on the fp64 tensor cores (gett.cuh's DM): 8 warps of 64x32 fragments, 4 stages
-    # of 8 k or 2 of 16, one block per SM (RM x RN only sizes the block: 256 threads)
-    "128x128x8d": (128, 128, 8, 8, 8),
+    # fp32 on the fp64 tensor cores (gett_dm.cuh, emit_gett_dm.py): warps of 64x32 fragments
+    # (RM x RN only sizes the block: (BM/64)*(BN/32) warps)
     "128x128x16d": (128, 128, 16, 8, 8),
-    "128x64x8d": (128, 64, 8, 8, 8),  # 4 warps, 2 blocks per SM: one block's barrier leaves the other's warps
-    "64x128x8d": (64, 128, 8, 8, 8),
+    "128x128x32d": (128, 128, 32, 8, 8),
+    "128x64x16d": (128, 64, 16, 8, 8),  # 4 warps, 2 blocks per SM: one block's barrier leaves the other's warps
+    "64x128x16d": (64, 128, 16, 8, 8),
 }
 # the fp64-tensor-core tiles -> (stages, blocks per SM)
-DM_TILES = {"128x128x8d": (4, 1), "128x128x16d": (2, 1), "128x64x8d": (4, 2), "64x128x8d": (4, 2)}
+DM_TILES = {"128x128x16d": (4, 1), "128x128x32d": (3, 1), "128x64x16d": (4, 2), "64x128x16d": (4, 2)}
 BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
 # the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
 # one registry: cost ranks them and tune offers them only where narrow_tile_fits
@@ -828,8 +828,8 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else rule
     if pick in DM_TILES and not dm:
         pick = rule
-    if all(_kvec_operands(lay, True)):  # both K-fast: 16-k slices would hold 8 live registers a run
-        return "128x128x8d" if pick in DM_TILES else "128x128x8"
+    if pick not in DM_TILES and all(_kvec_operands(lay, True)):  # both K-fast: 16-k slices would
+        return "128x128x8"                                            # hold 8 live registers a run
     return pick
 
 
@@ -845,6 +845,9 @@ def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> C
     cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None, arch=arch)
     if cfg in NARROW_TILES and not narrow_tile_fits(step, dtypes[1:]):
         cfg = "128x128x8"
+    if cfg in DM_TILES:
+        from .emit_gett_dm import emit_gett_dm
+        return emit_gett_dm(step, dtypes, compute, cfg)
     BM, BN, BK, RM, RN = GETT_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     G, swapped, ta_idx, tb_idx, tabled, ext = lay.G, lay.swapped, lay.ta, lay.tb, lay.tabled, lay.ext
@@ -859,8 +862,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> C
     M, N, K, nb = ext["m"], ext["n"], ext["k"], ext["b"]
     big = max(BM, BN) == 128
     nthreads = (BM // RM) * (BN // RN)
-    dm = cfg in DM_TILES
-    stages = DM_TILES[cfg][0] if dm else 2 if (big and acc_size > 4) or not async_ok or BK == 16 else 3
+    stages = 2 if (big and acc_size > 4) or not async_ok or BK == 16 else 3
     # K-fast operands whose innermost K mode is unit-stride load runs of k as vectors
     # (whether a run is whole and aligned is checked at run time: a stride fact only);
     # not int64, whose multi-instruction multiply-adds leave no registers for the runs
@@ -876,7 +878,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> C
     mnvec = async_ok and _switch("EINC_GETT_MNVEC", True)
     a_mvec = mnvec and a_mfast and G["m"][-1][1][ta_idx] == 1
     b_nvec = mnvec and b_nfast and G["n"][-1][1][tb_idx] == 1
-    minb = NARROW_TILES.get(cfg) or (DM_TILES[cfg][1] if dm else None) or (2 if async_ok and acc_size <= 4 or not big else 1)
+    minb = NARROW_TILES.get(cfg) or (2 if async_ok and acc_size <= 4 or not big else 1)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = nb * tiles_m * tiles_n
 
@@ -884,18 +886,18 @@ def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> C
     sa, sb = (tin[1], tin[0]) if swapped else (tin[0], tin[1])
     flags = (async_ok, tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_mfast, b_nfast)
     key = (VERSION, "gett", cfg, stages, minb, flags, swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes, a_mvec, b_nvec, dm)
+           tuple(d.name for d in dtypes[1:]), a_kvec, b_kvec, lanes, a_mvec, b_nvec)
     name = _name("gett", key, dtypes)
     b = lambda x: "true" if x else "false"
     targs = ", ".join([f"EincGettTile<{BM}, {BN}, {BK}, {RM}, {RN}, {stages}>", *map(b, flags), tout, tcn, tan, sa, sb,
-                       *map(b, (a_kvec, b_kvec)), str(lanes), *map(b, (a_mvec, b_nvec, dm))])
+                       *map(b, (a_kvec, b_kvec)), str(lanes), *map(b, (a_mvec, b_nvec))])
     a_arg, b_arg = ("in1", "in0") if swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
             f"  einc_gett<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
 
     gdesc, modes_line = lay.gdesc, lay.modes_line(step)
-    per_thread = "8 warps of 64x32 fp64 mma fragments (m16n8k8, fp32 converted exactly)" if dm else f"{RM}x{RN} per thread"
+    per_thread = f"{RM}x{RN} per thread"
     family = (f"gett {cfg} tiles, {per_thread}, {nthreads} threads, "
               f"{f'{stages}-stage cp.async pipeline' if async_ok else 'register prefetch, 2 stages'}; "
               f"groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "
@@ -903,7 +905,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> C
               f"B loads {'N' if b_nfast else 'K'}-fast{' (vector runs)' if b_kvec or b_nvec else ''}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if swapped else ""))
     tiles_txt = f"{BM}x{BN}"
-    smem = stages * BK * (BM + BN + 2 * (8 if dm else max(1, 16 // acc_size))) * acc_size  # rows padded by 16 (DM 32) bytes
+    smem = stages * BK * (BM + BN + 2 * max(1, 16 // acc_size)) * acc_size  # rows padded by 16 bytes
     launch = [f"launch:   1-D grid, one {nthreads}-thread block per {tiles_txt} output tile "
               f"(batch x tile rows x tile columns, grid-stride, capped at 2^31-1); "
               f"{smem} bytes of static shared memory, no dynamic",

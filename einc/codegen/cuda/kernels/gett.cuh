@@ -77,19 +77,7 @@
 // Tile order: one-dimensional grid-stride over (batch, tile) with GROUP_M tile rows
 // walked column by column, so consecutive blocks share A and B panels in L2.
 //
-// DM (fp32 steps on sm_90, the emitter's ...d tiles): the same stages and loads, products
-// on the fp64 tensor cores. Each warp (8 on 128x128, 4 on 128x64 / 64x128) owns a 64x32 piece as 4x4
-// fragments of 16x8 (mma.sync m16n8k8 .f64, einc_dmma: lane 4g+t reads A rows g, g+8 at k
-// t, t+4 and B columns g at k t, t+4), reading the fp32 stages and converting as they read
-// (exact), so every product is exact and the sums carry 53 bits; each output rounds to fp32
-// once, which no fp32 FMA chain matches. Rows are padded by 8 floats (a 136-float pitch: the
-// fragment reads' 8 rows x 4 k fall on 8t + g, 32 distinct banks; the k-fast loads' stores
-// become 2-way, a quarter as many instructions). Why: the H200 runs fp64 mma at ~64 TFLOP/s
-// (an inner loop of 16 products, 24 fp32 reads and conversions a k8: 61.9, scripts/dmma_peak.cu)
-// where FFMA peaks at 67 and cuBLAS SGEMM reaches ~50. 4 stages of 8 k (or 2 of 16) in up to
-// 34.8 KB; 214-224 registers: one 8-warp block per SM, or two 4-warp ones. Measured 0.84-0.97x
-// the SIMT tiles on GEMMs (the slice barrier drains the products: DMMA pipe 60-67%), faster on
-// some short-K steps, so only `einc tune` (or EINC_GETT_BIG_TILE) picks them (NOTES, session 20).
+// DM tiles (fp32 products on the fp64 tensor cores) are gett_dm.cuh's kernel.
 #pragma once
 #include "common.cuh"
 
@@ -412,57 +400,14 @@ __device__ __forceinline__ void einc_dmma(double (&d)[4], const double (&a)[K / 
 #endif
 }
 
-// The masked store of a DM warp's 64x32 piece (fragment (i, j): d[e] at row 16i + g + 8(e/2),
-// column 8j + 2t + e%2 of the piece at (m0, n0) in C, its batch's origin): two columns a
-// lane, one 8-byte store where C holds them side by side and aligned (a warp's store: 8 rows
-// of 32 contiguous bytes), else two element stores. `row(m)`, `col(n)` as in einc_tile_store.
-template <bool TAB_N, class TC, class TOut, class Row, class Col>
-__device__ __forceinline__ void einc_dm_store(TOut* __restrict__ C, const double (&d)[4][4][4], const EincGettMeta& p,
-                                              long long m0, long long n0, int lane, Row&& row, Col&& col) {
-  const int g = lane >> 2, t = lane & 3;
-  long long off[4][2];
-  bool pair[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const long long n = n0 + 8 * j + 2 * t;
-    off[j][0] = n < p.N ? (TAB_N ? col(n) : n * p.c_n) : 0;
-    off[j][1] = n + 1 < p.N ? (TAB_N ? col(n + 1) : (n + 1) * p.c_n) : 0;
-    pair[j] = n + 1 < p.N && off[j][1] == off[j][0] + 1;
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long m = m0 + 16 * i + g + 8 * h;
-      if (m >= p.M) continue;
-      TOut* __restrict__ c_row = C + row(m);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const long long n = n0 + 8 * j + 2 * t;
-        TOut* __restrict__ q = c_row + off[j][0];
-        if (pair[j] && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
-          EincVec<TOut, 2> w;
-          w.v[0] = EincStore<TOut>::f(cast<TC>(d[i][j][2 * h]));
-          w.v[1] = EincStore<TOut>::f(cast<TC>(d[i][j][2 * h + 1]));
-          *reinterpret_cast<EincVec<TOut, 2>*>(q) = w;
-        } else {
-          if (n < p.N) store_as<TC>(q, d[i][j][2 * h]);
-          if (n + 1 < p.N) store_as<TC>(c_row + off[j][1], d[i][j][2 * h + 1]);
-        }
-      }
-    }
-}
-
 template <class Cfg, bool ASYNC, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST,
           class TOut, class TC, class TA, class SA, class SB, bool A_KVEC = false, bool B_KVEC = false,
-          int LANES = 0, bool A_MVEC = false, bool B_NVEC = false, bool DM = false>
+          int LANES = 0, bool A_MVEC = false, bool B_NVEC = false>
 __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
                                           const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, NT = Cfg::NT;
   constexpr int S = ASYNC ? Cfg::S : 2;
-  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = DM ? 8 : 16 / sizeof(TA) > 0 ? 16 / sizeof(TA) : 1;
-  static_assert(!DM || (sizeof(TA) == 4 && ASYNC && BK % 8 == 0 && NT == (BM / 64) * (BN / 32) * 32),
-                "DM: fp32 raw copies, 8 k a product, one warp per 64x32 piece");
+  constexpr int LA = BM * BK / NT, LB = BK * BN / NT, PAD = 16 / sizeof(TA) > 0 ? 16 / sizeof(TA) : 1;
   static_assert(RM % 4 == 0 && RN % 4 == 0, "register tiles are made of 4x4 pieces");
   static_assert(NT % BM == 0 && NT % BN == 0 && NT % BK == 0, "load mappings tile the block");
   static_assert((BM * BK) % NT == 0 && (BK * BN) % NT == 0, "whole loads per thread");
@@ -570,48 +515,15 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }
     };
 
-    TA acc[DM ? 1 : RM][DM ? 1 : RN];
-    double dacc[DM ? 4 : 1][DM ? 4 : 1][4];  // DM: fragment (i, j) of the warp's 64x32 piece
-    const int lane = tid & 31, dm0 = DM ? (tid >> 5) / (BN / 32) * 64 : 0, dn0 = DM ? (tid >> 5) % (BN / 32) * 32 : 0;
-    if constexpr (DM) {
+    TA acc[RM][RN];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < RM; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dacc[i][j][e] = 0.0;
-    } else {
-#pragma unroll
-      for (int i = 0; i < RM; ++i)
-#pragma unroll
-        for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
-    }
+      for (int j = 0; j < RN; ++j) acc[i][j] = zero<TA>();
 
     // Multiply slice `stage` into the accumulators, fragments double-buffered; `half()`
-    // runs after the first BK/2 rows of k (DM: after the first k8 product, or the only one).
+    // runs after the first BK/2 rows of k.
     auto multiply = [&](int stage, auto&& half) {
-      if constexpr (DM) {
-        const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-        for (int k0 = 0; k0 < BK; k0 += 8) {
-          double fa[4][4], fb[4][2];
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-              fa[i][e] = static_cast<double>(As[stage][k0 + t + 4 * (e / 2)][dm0 + 16 * i + g + 8 * (e % 2)]);
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) fb[j][e] = static_cast<double>(Bs[stage][k0 + t + 4 * e][dn0 + 8 * j + g]);
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) einc_dmma<8>(dacc[i][j], fa[i], fb[j]);
-          if (k0 + 8 == (BK > 8 ? BK / 2 : BK)) half();
-        }
-        return;
-      }
       TA fa[2][RM], fb[2][RN];
       auto frags = [&](int k, TA* a, TA* b) {
 #pragma unroll
@@ -756,14 +668,8 @@ __device__ __forceinline__ void einc_gett(void* __restrict__ out, const void* __
       }                   // (the last one is also the WAR barrier for the next tile)
     }
 
-    if constexpr (DM) {
-      einc_dm_store<TAB_N, TC>(
-          C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), dacc, p, m0 + dm0, n0 + dn0, lane,
-          [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
-    } else {
-      einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
-          C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
-          [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
-    }
+    einc_tile_store<BM, BN, RM, RN, TAB_N, TC>(
+        C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), acc, p, m0, n0, tx, ty,
+        [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
   }
 }
