@@ -21,20 +21,21 @@
 // (The SIMT tiles store K-fast operands transposed through registers, one slice ahead; with
 // one slice of DMMA work (~500 cycles) that left global latency exposed.)
 //
-// Pipeline: slice kt's fragments for k8 step w+1 are read while step w's products run; the
-// last step's reads take the *next* slice's first k8, so the block barrier sits between a
-// step's reads and its products and the tensor pipe never drains at a slice boundary (the
-// previous DM kernel, reading after the barrier, kept the DMMA pipe 60-67% busy). At step
-// W-1 of slice kt (W = BK/8):
-//    cp.async.wait_group S-3   this thread's copies of slice kt+1 have landed (groups:
-//                              S-1 in the prologue, one per slice since)
-//    __syncthreads             RAW: everyone's have; WAR: every read of slice kt-1's stage
-//                              (during slices kt-2 and kt-1) is done
-//    issue slice kt+S-1 into slice kt-1's stage; commit (empty past the end)
-//    read slice kt+1's first k8 fragments, then multiply step W-1 of slice kt
-// so a slice's copies have S-2 slices of products to land. A wait and barrier after the
-// last slice protect the stages from the next tile's prologue (WAR); K = 0 runs no slice
-// and stores zeros.
+// Pipeline: a k8 step's fragments are read while the previous step's products run; the
+// last step of slice kt waits at the block barrier with its fragments already in registers,
+// so its products go out the moment the barrier opens, and the copies and the reads of the
+// next slice's first step follow them. At step W-1 of slice kt (W = BK/8):
+//    cp.async.wait_group S-2   this thread's copies of slice kt+1 have landed (groups: S
+//                              in the prologue, one per slice since)
+//    __syncthreads             RAW: everyone's have; WAR: every read of slice kt's stage
+//                              (steps 1..W-1 before this barrier, step 0 before the last)
+//                              is done -- the registers hold step W-1
+//    products of step W-1; issue slice kt+S into slice kt's stage; commit (empty past the
+//    end); read slice kt+1's first step
+// so all S stages are in flight: a slice's copies have S-1 slices of products to land. A
+// wait and barrier after the last slice protect the stages from the next tile's prologue
+// (WAR); K = 0 runs no slice and stores zeros. (Reading after the barrier and multiplying
+// after the reads, as the first DM kernel did, kept the DMMA pipe 60-67% busy.)
 #pragma once
 #include "common.cuh"
 
@@ -171,7 +172,7 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::S, NT = Cfg::NT, W = BK / 8;
   static_assert(BM % 64 == 0 && BN % 32 == 0, "one warp per 64x32 piece");
   static_assert(BK % 8 == 0, "whole k8 steps");
-  static_assert(S >= 3, "a slice's copies land while S-2 slices are multiplied");
+  static_assert(S >= 2, "a slice's copies land while S-1 slices are multiplied");
   using SA = EincDmStage<BM, BK, A_MFAST>;
   using SB = EincDmStage<BN, BK, B_NFAST>;
 
@@ -244,12 +245,12 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
     };
 
 #pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
+    for (int s = 0; s < S; ++s) {
       if (s < nk) issue(s, s);
       einc_cp_commit();  // empty groups keep the group count uniform
     }
     if (nk > 0) {
-      einc_cp_wait<S - 2>();
+      einc_cp_wait<S - 1>();
       __syncthreads();
       frags(0, 0);
     }
@@ -258,15 +259,16 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
       const int next = stage == S - 1 ? 0 : stage + 1;
 #pragma unroll
       for (int w = 0; w < W; ++w) {
-        products();
-        if (w == W - 1) {
-          einc_cp_wait<S - 3>();  // slice kt+1 (see the header)
+        if (w < W - 1) {
+          products();
+          frags(stage, w + 1);
+        } else {
+          einc_cp_wait<S - 2>();  // slice kt+1 (see the header)
           __syncthreads();
-          if (kt + S - 1 < nk) issue(kt + S - 1, stage == 0 ? S - 1 : stage - 1);
+          products();
+          if (kt + S < nk) issue(kt + S, stage);
           einc_cp_commit();
           if (kt + 1 < nk) frags(next, 0);
-        } else {
-          frags(stage, w + 1);
         }
       }
       stage = next;
