@@ -29,8 +29,8 @@ CASES = [
     ("lnim,kmjn->lkji", "i=96,j=84,k=84,l=84,m=96,n=96"),
 ]
 tiles = sys.argv[1:] or ["auto", "128x128x16d", "128x128x32d"]
-if os.environ.get("BIG_TILES_CASES"):  # a comma-separated subset of the einsums above
-    CASES = [c for c in CASES if c[0] in os.environ["BIG_TILES_CASES"].split(",")]
+if os.environ.get("BIG_TILES_CASES"):  # a ;-separated subset of the einsums above
+    CASES = [c for c in CASES if c[0] in os.environ["BIG_TILES_CASES"].split(";")]
 torch.backends.cuda.matmul.allow_tf32 = False
 print(f"{'einsum':<18}{'torch ms':>9}" + "".join(f"{t:>18}" for t in tiles) + f"{'torch ms':>9}")
 for subs, sz in CASES:

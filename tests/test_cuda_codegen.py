@@ -562,6 +562,8 @@ EMULATED = [
     ("ik,kj->ij", [(140, 30), (30, 150)], "float32", "gett", "128x64x16d"),  # 4 warps: K-fast A, N-fast B
     ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "64x128x16d"),  # 4 warps: M and N runs
     ("ajx,jbx->abx", [(3, 40, 2), (40, 5, 2)], "float32", "gett", "128x128x16d"),  # no unit stride: element copies
+    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16ds"),  # 16 warps of 32x32
+    ("ik,jk->ij", [(70, 40), (150, 40)], "float32", "gett", "64x128x16ds"),  # 32x32 pieces, both K-fast
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
     ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
     ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output

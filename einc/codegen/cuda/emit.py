@@ -73,9 +73,14 @@ GETT_TILES = {
     "128x128x32d": (128, 128, 32, 8, 8),
     "128x64x16d": (128, 64, 16, 8, 8),  # 4 warps, 2 blocks per SM: one block's barrier leaves the other's warps
     "64x128x16d": (64, 128, 16, 8, 8),
+    "64x128x32d": (64, 128, 32, 8, 8),
+    # 32x32 warp pieces at <= 128 registers: twice the warps an SM to hide the reads' latency
+    "128x128x16ds": (128, 128, 16, 8, 4),  # 16 warps, 1 block per SM
+    "64x128x16ds": (64, 128, 16, 8, 4),  # 8 warps, 2 blocks per SM
 }
-# the fp64-tensor-core tiles -> (stages, blocks per SM)
-DM_TILES = {"128x128x16d": (4, 1), "128x128x32d": (3, 1), "128x64x16d": (4, 2), "64x128x16d": (4, 2)}
+# the fp64-tensor-core tiles -> (stages, blocks per SM, a warp's rows)
+DM_TILES = {"128x128x16d": (4, 1, 64), "128x128x32d": (3, 1, 64), "128x64x16d": (4, 2, 64), "64x128x16d": (4, 2, 64),
+            "64x128x32d": (3, 2, 64), "128x128x16ds": (4, 1, 32), "64x128x16ds": (4, 2, 32)}
 BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
 # the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
 # one registry: cost ranks them and tune offers them only where narrow_tile_fits

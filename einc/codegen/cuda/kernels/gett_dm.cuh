@@ -6,7 +6,8 @@
 // reaches ~50. Every fp32 value converts to fp64 exactly, so every product is exact and the
 // sums carry 53 bits; each output rounds to fp32 once, which no fp32 FMA chain matches.
 //
-// Ownership: NT = (BM/64)*(BN/32) warps, each a 64x32 piece of the tile as 4x4 fragments of
+// Ownership: NT = (BM/WM)*(BN/32) warps, each a WM x 32 piece of the tile (WM = 64: 4x4
+// fragments, ~240 registers, 8 warps an SM; WM = 32: 2x4, <= 128 registers, 16 warps) of
 // 16x8 (einc_dmma: lane 4g+t reads A rows g, g+8 at k t, t+4 and B columns g at k t, t+4,
 // and holds D rows g, g+8 at columns 2t, 2t+1).
 //
@@ -39,9 +40,9 @@
 #pragma once
 #include "common.cuh"
 
-template <int BM_, int BN_, int BK_, int S_> struct EincDmTile {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, S = S_;
-  static constexpr int NT = (BM / 64) * (BN / 32) * 32;
+template <int BM_, int BN_, int BK_, int S_, int WM_ = 64> struct EincDmTile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, S = S_, WM = WM_;  // WM: a warp's rows (64 or 32)
+  static constexpr int NT = (BM / WM) * (BN / 32) * 32;
   static constexpr int GROUP_M = 8;
 };
 
@@ -72,11 +73,16 @@ template <int X, int BK, int NT, bool XFAST, bool TAB_X, bool TAB_K, bool VEC> s
   int nx;                   // XFAST: valid x of the run
   bool xvec;                // XFAST: the run is one contiguous piece
   long long x_first;        // XFAST: table entry of the run's first x
+  long long koff;           // strided K: the next full slice's offset of this thread's first run
+  long long kstep, rstep;   // strided K: a slice's offset (BK * k_stride); XFAST: runs' (STEP * k_stride)
 
   __device__ __forceinline__ void init(const float* __restrict__ batch_base, int tid, long long x0, long long ext,
-                                       long long x_stride, const long long* __restrict__ x_tab) {
+                                       long long x_stride, const long long* __restrict__ x_tab, long long k_stride) {
     lead = (tid % PER_ROW) * 4;
     row0 = tid / PER_ROW;
+    koff = (XFAST ? row0 : lead) * k_stride;
+    kstep = BK * k_stride;
+    rstep = STEP * k_stride;
     if constexpr (XFAST) {
       const long long x = x0 + lead, left = ext - x;
       nx = left < 4 ? static_cast<int>(left < 0 ? 0 : left) : 4;
@@ -92,6 +98,27 @@ template <int X, int BK, int NT, bool XFAST, bool TAB_X, bool TAB_K, bool VEC> s
         base[r] = batch_base + (row_ok[r] ? einc_goff<TAB_X>(x, x_stride, x_tab) : 0);
       }
     }
+  }
+
+  // The next slice's copies into `stage` when K is strided and the slice is whole (every one
+  // but a ragged last): pointers walk by kstep, no bounds but the tile's edge (x) -- the
+  // per-slice bounds and 64-bit products of `issue` cost ~100 instructions a slice, issued
+  // between two steps' products (session 21 SASS).
+  __device__ __forceinline__ void issue_full(float* stage, long long x_stride, const long long* __restrict__ x_tab,
+                                             long long k_stride, long long x0) {
+    if constexpr (XFAST) {
+      const long long x = x0 + lead;
+#pragma unroll
+      for (int r = 0; r < RUNS; ++r)
+        einc_cp_run<4>(stage + St::at(lead, row0 + r * STEP), base[0] + koff + r * rstep, row_ok[0], xvec, nx,
+                       [&](int e) { return TAB_X ? __ldg(x_tab + x + e) - x_first : e * x_stride; });
+    } else {
+#pragma unroll
+      for (int r = 0; r < RUNS; ++r)
+        einc_cp_run<4>(stage + St::at(row0 + r * STEP, lead), base[r] + koff, row_ok[r], VEC, 4,
+                       [&](int e) { return e * k_stride; });
+    }
+    koff += kstep;
   }
 
   // Slice kt's copies into `stage` (a pointer to this operand's stage in shared memory).
@@ -124,12 +151,12 @@ template <int X, int BK, int NT, bool XFAST, bool TAB_X, bool TAB_K, bool VEC> s
   }
 };
 
-// The masked store of a warp's 64x32 piece (fragment (i, j): d[e] at row 16i + g + 8(e/2),
+// The masked store of a warp's WM x 32 piece (FM = WM / 16 fragment rows) (fragment (i, j): d[e] at row 16i + g + 8(e/2),
 // column 8j + 2t + e%2 of the piece at (m0, n0) in C, its batch's origin): two columns a
 // lane, one 8-byte store where C holds them side by side and aligned (a warp's store: 8 rows
 // of 32 contiguous bytes), else two element stores. `row(m)`, `col(n)` as in einc_tile_store.
-template <bool TAB_N, class TC, class TOut, class Row, class Col>
-__device__ __forceinline__ void einc_dm_store(TOut* __restrict__ C, const double (&d)[4][4][4], const EincGettMeta& p,
+template <bool TAB_N, class TC, int FM, class TOut, class Row, class Col>
+__device__ __forceinline__ void einc_dm_store(TOut* __restrict__ C, const double (&d)[FM][4][4], const EincGettMeta& p,
                                               long long m0, long long n0, int lane, Row&& row, Col&& col) {
   const int g = lane >> 2, t = lane & 3;
   long long off[4][2];
@@ -142,7 +169,7 @@ __device__ __forceinline__ void einc_dm_store(TOut* __restrict__ C, const double
     pair[j] = n + 1 < p.N && off[j][1] == off[j][0] + 1;
   }
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const long long m = m0 + 16 * i + g + 8 * h;
@@ -170,7 +197,8 @@ template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAS
 __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void* __restrict__ a_ptr,
                                              const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::S, NT = Cfg::NT, W = BK / 8;
-  static_assert(BM % 64 == 0 && BN % 32 == 0, "one warp per 64x32 piece");
+  constexpr int WM = Cfg::WM, FM = WM / 16;
+  static_assert((WM == 64 || WM == 32) && BM % WM == 0 && BN % 32 == 0, "one warp per WM x 32 piece");
   static_assert(BK % 8 == 0, "whole k8 steps");
   static_assert(S >= 2, "a slice's copies land while S-1 slices are multiplied");
   using SA = EincDmStage<BM, BK, A_MFAST>;
@@ -188,7 +216,7 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
   const float* __restrict__ B = static_cast<const float*>(b_ptr);
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int dm0 = (tid >> 5) / (BN / 32) * 64, dn0 = (tid >> 5) % (BN / 32) * 32;
+  const int dm0 = (tid >> 5) / (BN / 32) * WM, dn0 = (tid >> 5) % (BN / 32) * 32;
   const long long tiles = p.tiles_m * p.tiles_n * p.batch;
   const int nk = static_cast<int>((p.K + BK - 1) / BK);  // the emitter keeps K < 2^34
 
@@ -197,16 +225,21 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
     einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
     EincDmLoader<BM, BK, NT, A_MFAST, TAB_M, TAB_K, A_VEC> la;
     EincDmLoader<BN, BK, NT, B_NFAST, TAB_N, TAB_K, B_VEC> lb;
-    la.init(A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), tid, m0, p.M, p.a_m, p.ta_m);
-    lb.init(B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), tid, n0, p.N, p.b_n, p.tb_n);
-    auto issue = [&](int kt, int stage) {
-      la.issue(As + stage * SA::SIZE, kt, p.K, m0, p.a_m, p.ta_m, p.a_k, p.ta_k);
-      lb.issue(Bs + stage * SB::SIZE, kt, p.K, n0, p.b_n, p.tb_n, p.b_k, p.tb_k);
+    la.init(A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), tid, m0, p.M, p.a_m, p.ta_m, p.a_k);
+    lb.init(B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), tid, n0, p.N, p.b_n, p.tb_n, p.b_k);
+    auto issue = [&](int kt, int stage) {  // (slices are issued once each, in order)
+      if (!TAB_K && static_cast<long long>(kt + 1) * BK <= p.K) {
+        la.issue_full(As + stage * SA::SIZE, p.a_m, p.ta_m, p.a_k, m0);
+        lb.issue_full(Bs + stage * SB::SIZE, p.b_n, p.tb_n, p.b_k, n0);
+      } else {
+        la.issue(As + stage * SA::SIZE, kt, p.K, m0, p.a_m, p.ta_m, p.a_k, p.ta_k);
+        lb.issue(Bs + stage * SB::SIZE, kt, p.K, n0, p.b_n, p.tb_n, p.b_k, p.tb_k);
+      }
     };
 
-    double dacc[4][4][4];
+    double dacc[FM][4][4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < FM; ++i)
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -215,12 +248,12 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
     // Fragments of the next k8 step as fp32, converted at the products: read after the
     // current step's products are issued (the tensor pipe runs them while the reads land),
     // so one set is live (two spilled at 255 registers).
-    float fa[4][4], fb[4][2];
+    float fa[FM][4], fb[4][2];
     auto frags = [&](int stage, int k8) {
       const float* as = As + stage * SA::SIZE;
       const float* bs = Bs + stage * SB::SIZE;
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < FM; ++i)
 #pragma unroll
         for (int e = 0; e < 4; ++e) fa[i][e] = as[SA::at(dm0 + 16 * i + g + 8 * (e % 2), 8 * k8 + t + 4 * (e / 2))];
 #pragma unroll
@@ -235,7 +268,7 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
 #pragma unroll
         for (int e = 0; e < 2; ++e) db[j][e] = static_cast<double>(fb[j][e]);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < FM; ++i) {
         double da[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) da[e] = static_cast<double>(fa[i][e]);
@@ -276,7 +309,7 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
     einc_cp_wait<0>();
     __syncthreads();  // WAR: the next tile's prologue refills the stages
 
-    einc_dm_store<TAB_N, TC>(
+    einc_dm_store<TAB_N, TC, FM>(
         C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), dacc, p, m0 + dm0, n0 + dn0, lane,
         [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
   }
