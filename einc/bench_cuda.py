@@ -44,7 +44,7 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
     """n^3 GEMMs on tensor cores (and fp32 SIMT) beside cuBLAS in the same dtype."""
     ok = True
     cases = [  # name, torch dtype, einc kwargs, cuBLAS call, einsum
-        ("fp32 SIMT", torch.float32, {}, lambda a, b: a @ b, "ij,jk->ik"),
+        ("fp32", torch.float32, {}, lambda a, b: a @ b, "ij,jk->ik"),  # (sm_90: on the fp64 tensor cores)
         ("fp16", torch.float16, {}, lambda a, b: a @ b, "ij,jk->ik"),
         ("bf16", torch.bfloat16, {}, lambda a, b: a @ b, "ij,jk->ik"),
         ("tf32", torch.float32, {"precision": "tf32"}, lambda a, b: a @ b, "ij,jk->ik"),
@@ -115,7 +115,7 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     print(f"    einc / cuBLAS = {tb / t:.2f}")
     del A, B
 
-    # 1b. tensor cores: fp16 / tf32 / int8 GEMMs against cuBLAS, and fp32 SIMT at 8192^3
+    # 1b. tensor cores: fp16 / tf32 / int8 GEMMs against cuBLAS, and fp32 at 8192^3
     ok &= _tensor_core_gemms(torch, einc, record, repeat, int(os.environ.get("EINC_BENCH_TC_N", 8192)))
 
     # 2. row-dot ij,ij->i, i=16384 j=4096 fp32, against the device-to-device copy bandwidth

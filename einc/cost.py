@@ -89,8 +89,7 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "96x96x8": 0.85,  # 4096^3 fp32 37.9 against 128x128x8's 44.8 TFLOP/s (session 9, same run)
              # fp32 on the fp64 tensor cores (gett_dm.cuh), offered by `einc tune` only (cost.simt_tiles
              # leaves them out of the model's own ranking); rates: NOTES session 21
-             "128x128x16d": 1.0, "128x128x32d": 1.0, "64x128x16d": 0.97, "128x64x16d": 0.95,
-             "128x128x16ds": 1.0, "64x128x16ds": 1.0, "64x128x32d": 1.0,
+             "128x128x16d": 1.07, "64x128x16d": 1.19, "128x64x16d": 1.1,
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s

@@ -116,15 +116,22 @@ def test_gett_or_reduce_follows_the_predictions():
 
 
 def test_the_emitted_kernel_uses_the_planned_tile():
-    from einc.codegen.cuda.emit import emit_step
-    # the 128x128 tile takes 16-k slices at K >= 128 (emit.big_tile), planned or tuned
-    for n, tile in ((4096, "128x128x16"), (1024, "64x64x8")):
+    from einc.codegen.cuda.emit import DM_DEFAULT, emit_step
+    # the 128x128 tile takes 16-k slices at K >= 128 (emit.big_tile), planned or tuned; fp32
+    # on sm_90 the fp64-tensor-core tile there (EINC_GETT_DM=0: the SIMT one)
+    for n, tile in ((4096, DM_DEFAULT), (1024, "64x64x8")):
         p = cuda_plan("ij,jk->ik", [(n, n), (n, n)])
         assert emit_step(p, p.steps[0]).key[2] == tile
     p, _ = plan_with("ij,jk->ik", [(1024, 1024), (1024, 1024)], "float32", {0: Choice("gett", "128x128x8", 1)})
-    assert emit_step(p, p.steps[0]).key[2] == "128x128x16"
+    assert emit_step(p, p.steps[0]).key[2] == DM_DEFAULT
+    assert emit_step(p, p.steps[0], "sm_80").key[2] == "128x128x16"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EINC_GETT_DM", "0")
+        assert emit_step(p, p.steps[0]).key[2] == "128x128x16"
     p, _ = plan_with("ij,jk->ik", [(1024, 64), (64, 1024)], "float32", {0: Choice("gett", "128x128x8", 1)})
-    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"  # K = 64: 8-k slices
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"  # K = 64: 8-k slices, SIMT
+    p, _ = plan_with("ij,jk->ik", [(1024, 1024), (1024, 1024)], "float64", {0: Choice("gett", "128x128x8", 1)})
+    assert emit_step(p, p.steps[0]).key[2] == "128x128x8"  # fp64: no DM tile
 
 
 # ----------------------------------------------------------------------------------------
@@ -266,7 +273,7 @@ def test_explain_cuda_shows_choices_and_predicted_times(capsys, store_dir):
     assert main(["explain", "lki,kjl->ji", "--shapes", "384x376x384,376x376x384", "--dtype", "float32",
                  "--backend", "cuda"]) == 0
     text = capsys.readouterr().out
-    assert "kernel=gett 128x128x16 split=" in text and "predicted" in text and "compute-bound" in text
+    assert "kernel=gett 64x128x16d split=" in text and "predicted" in text and "compute-bound" in text
     assert "predicted total:" in text and "the cost model's" in text
     subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
     _, t = plan_with(subs, shapes, "float32")
@@ -451,7 +458,9 @@ def test_the_tuner_offers_the_fp64_tensor_core_tiles_for_fp32_only_and_they_are_
         p, _ = plan_with("lki,jl->kji", shapes, "float32", {0: Choice("gett", tile, 1)})
         k = emit_step(p, p.steps[0])
         assert k.key[2] == tile and k.key[-1] == "dm" and "einc_dmma<8>" in k.source
-    assert emit_step(cuda_plan("lki,jl->kji", shapes), cuda_plan("lki,jl->kji", shapes).steps[0]).key[-1] != "dm"
+    p = cuda_plan("lki,jl->kji", shapes)
+    assert emit_step(p, p.steps[0]).key[-1] == "dm"  # (fp32, K = 384 strided, sm_90: the DM default)
+    assert emit_step(p, p.steps[0], "sm_80").key[-1] != "dm"
     # a stored DM pick on a GPU without full-rate fp64 mma: the SIMT tile of the K rule
     p, _ = plan_with("lki,jl->kji", shapes, "float32", {0: Choice("gett", "64x128x16d", 1)})
     k = emit_step(p, p.steps[0], "sm_80")

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import einc.api as api
-from einc.codegen.cuda.emit import DM_TILES, GETT_LANES, CudaStepKernel, compile_options, emit_step
+from einc.codegen.cuda.emit import DM_DEFAULT, DM_TILES, GETT_LANES, CudaStepKernel, compile_options, emit_step
 from einc.errors import EincError
 from einc.tune import random_operand
 from oracle import assert_matches
@@ -189,14 +189,20 @@ def test_every_kernel_compiles_to_cubin_without_spills(arch):
     assert not spills, "\n".join(spills)
 
 
-def test_main_kernels_fit_their_occupancy_target():
-    """fp32 gett 128x128 (16-k slices at K = 4096) must fit 2 blocks/SM (128 registers); fp32
-    row-dot likewise."""
+def test_main_kernels_fit_their_occupancy_target(monkeypatch):
+    """fp32 gett 128x128 (16-k slices at K = 4096) must fit 2 blocks/SM (128 registers) where
+    the DM tiles are off; the DM default (64x128x16d, on sm_90) 2 blocks of 128 threads
+    without spills; fp32 row-dot likewise."""
     logs = nvrtc_logs("sm_90")
     p = plan("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32")
     k = emit_step(p, p.steps[0])
-    assert k.key in logs and "128x128x16" in k.key and "__launch_bounds__(256, 2)" in k.source
-    assert resources(logs[k.key])[0] <= 128
+    assert k.key in logs and k.key[2] == DM_DEFAULT and "__launch_bounds__(128, 2)" in k.source
+    assert resources(logs[k.key])[1:] == (0, 0)
+    monkeypatch.setenv("EINC_GETT_DM", "0")
+    k = emit_step(p, p.steps[0])
+    assert "128x128x16" in k.key and "__launch_bounds__(256, 2)" in k.source
+    assert k.key in logs and resources(logs[k.key])[0] <= 128
+    monkeypatch.delenv("EINC_GETT_DM")
     p = plan("ij,ij->i", [(16384, 4096), (16384, 4096)], "float32")
     k = emit_step(p, p.steps[0])
     assert _family(k) == "reduce_rows" and "true, float" in k.source  # unit-stride vector path
@@ -546,7 +552,7 @@ EMULATED = [
     # fp32 on the fp64 tensor cores (DM, gett_dm.cuh): warps of 64x32 fragments, operands staged
     # along their unit stride, fragments read across the slice barrier
     ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16d"),  # ragged, K-fast A, ring wraps
-    ("ij,jk->ik", [(200, 75), (75, 150)], "float32", "gett", "128x128x32d"),  # ragged K: last k8 steps partial
+    ("ij,jk->ik", [(200, 75), (75, 150)], "float32", "gett", "64x128x16d"),  # ragged K: last k8 step partial
     ("ik,jk->ij", [(33, 24), (65, 24)], "float32", "gett", "128x128x16d"),  # both K-fast
     ("ik,jk->ij", [(33, 150), (65, 150)], "float32", "gett", "128x64x16d"),  # both K-fast, 4 warps, 3 runs of K
     ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "128x128x16d"),  # M/N runs, ragged edges
@@ -555,15 +561,13 @@ EMULATED = [
     ("ij,jk->ki", [(300, 21), (21, 19)], "float32", "gett", "128x128x16d"),  # swapped, N odd
     ("xyij,xyjk->ikyx", [(2, 3, 5, 4), (2, 3, 4, 6)], "float32", "gett", "128x128x16d"),  # tabled batch
     ("lik,jlk->ji", [(3, 5, 6), (7, 3, 6)], "float32", "gett", "128x128x16d"),  # tabled K, runs cross k = 6
-    ("lik,jlk->ji", [(3, 5, 7), (9, 3, 7)], "float32", "gett", "128x128x32d"),  # tabled K-fast runs, 21 k
+    ("lik,jlk->ji", [(3, 5, 7), (9, 3, 7)], "float32", "gett", "128x64x16d"),  # tabled K-fast runs, 21 k
     ("ij,jk->ik", [(7, 0), (0, 5)], "float32", "gett", "128x128x16d"),   # K = 0 gives zeros
     ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "128x128x16d"),  # no fp64 products: SIMT 128x128x8
     ("ij,jk->ik", [(31, 17), (17, 33)], "int32", "gett", "64x128x16d"),  # no fp64 products: the K rule's tile
     ("ik,kj->ij", [(140, 30), (30, 150)], "float32", "gett", "128x64x16d"),  # 4 warps: K-fast A, N-fast B
     ("ji,jk->ik", [(19, 140), (19, 134)], "float32", "gett", "64x128x16d"),  # 4 warps: M and N runs
     ("ajx,jbx->abx", [(3, 40, 2), (40, 5, 2)], "float32", "gett", "128x128x16d"),  # no unit stride: element copies
-    ("ij,jk->ik", [(200, 70), (70, 150)], "float32", "gett", "128x128x16ds"),  # 16 warps of 32x32
-    ("ik,jk->ij", [(70, 40), (150, 40)], "float32", "gett", "64x128x16ds"),  # 32x32 pieces, both K-fast
     ("ij,ij->i", [(5, 37), (5, 37)], "float32", "reduce", None),        # rows, some misaligned
     ("ij,ij->i", [(3, 5000), (3, 5000)], "float16", "reduce", None),    # wide teams (> 32)
     ("ij,ij->", [(30, 40), (30, 40)], "complex64", "reduce", None),     # scalar output
@@ -680,7 +684,8 @@ def test_emulated_gett_lane_orders_match_numpy(emulator, monkeypatch, lanes, sub
     ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float64", "128x128x8"),   # 8-byte: shared memory
     ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "int32", "128x128x16"),
     ("ij,jk->ik", [(4096, 4096), (4096, 4096)], "int8", "128x128x8")])     # converting register path
-def test_the_128x128_tile_takes_16_k_slices_where_they_apply(subs, shapes, dtype, tile):
+def test_the_128x128_tile_takes_16_k_slices_where_they_apply(monkeypatch, subs, shapes, dtype, tile):
+    monkeypatch.setenv("EINC_GETT_DM", "0")  # (fp32 K >= 128 on sm_90 otherwise takes DM_DEFAULT)
     p = plan(subs, shapes, dtype, "gett")
     k = emit_step(p, p.steps[0])
     if dtype == "int8":  # int8 GEMMs plan onto tensor cores; the SIMT tile is asked for

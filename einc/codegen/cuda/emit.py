@@ -70,18 +70,13 @@ GETT_TILES = {
     # fp32 on the fp64 tensor cores (gett_dm.cuh, emit_gett_dm.py): warps of 64x32 fragments
     # (RM x RN only sizes the block: (BM/64)*(BN/32) warps)
     "128x128x16d": (128, 128, 16, 8, 8),
-    "128x128x32d": (128, 128, 32, 8, 8),
     "128x64x16d": (128, 64, 16, 8, 8),  # 4 warps, 2 blocks per SM: one block's barrier leaves the other's warps
     "64x128x16d": (64, 128, 16, 8, 8),
-    "64x128x32d": (64, 128, 32, 8, 8),
-    # 32x32 warp pieces at <= 128 registers: twice the warps an SM to hide the reads' latency
-    "128x128x16ds": (128, 128, 16, 8, 4),  # 16 warps, 1 block per SM
-    "64x128x16ds": (64, 128, 16, 8, 4),  # 8 warps, 2 blocks per SM
 }
 # the fp64-tensor-core tiles -> (stages, blocks per SM, a warp's rows)
-DM_TILES = {"128x128x16d": (4, 1, 64), "128x128x32d": (3, 1, 64), "128x64x16d": (4, 2, 64), "64x128x16d": (4, 2, 64),
-            "64x128x32d": (3, 2, 64), "128x128x16ds": (4, 1, 32), "64x128x16ds": (4, 2, 32)}
+DM_TILES = {"128x128x16d": (4, 1, 64), "128x64x16d": (4, 2, 64), "64x128x16d": (4, 2, 64)}
 BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
+DM_DEFAULT = "64x128x16d"  # emit.big_tile's choice for fp32 steps where the DM tiles apply
 # the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
 # one registry: cost ranks them and tune offers them only where narrow_tile_fits
 NARROW_TILES = {"96x96x8": 4}
@@ -828,6 +823,11 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     if not _async_ok(dtypes, compute) or compute.itemsize != 4:
         return "128x128x8"
     rule = "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
+    # fp32 on a GPU with full-rate fp64 tensor cores: the DM tile, where K is long and strided
+    # (H200, session 21: 4096^3 2.60 ms against 128x128x16's 3.00, TCCG ccsd GEMMs 1.1-1.2x
+    # faster; a tabled K copies element by element per slice, kmli,ljm 0.53 against 0.50 ms)
+    if dm and lay.ext["k"] >= 128 and not lay.tabled["k"] and _switch("EINC_GETT_DM", True):
+        rule = DM_DEFAULT
     # a DM tile is only ever planned by `einc tune` (it measured it): kept like a forced one,
     # where the fp64 tensor cores apply (else, e.g. int32 or a GPU before sm_90, the K rule's)
     pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else rule
