@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import Step
-from .emit import (DM_TILES, GETT_TILES, SM_COUNT, VERSION, CudaStepKernel, _assemble, _has_unit, _header, _kvec,
+from .emit import (DM_TILES, GETT_TILES, VERSION, CudaStepKernel, _assemble, _has_unit, _header, _kvec,
                    _name, _types, gett_layout)
 
 
@@ -55,13 +55,12 @@ def emit_gett_dm(step: Step, dtypes, compute, cfg: str) -> CudaStepKernel:
               f"A {stored(a_mfast, 'M')}{' (16-byte runs)' if a_vec else ''}, "
               f"B {stored(b_nfast, 'N')}{' (16-byte runs)' if b_vec else ''}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
-    launch = [f"launch:   1-D grid of {nthreads}-thread blocks, {minb} per SM, at most {minb} x {SM_COUNT} "
-              f"(persistent: a block walks every grid-th {BM}x{BN} output tile, batch x tile rows x tile "
-              f"columns, one cp.async ring across them); "
+    launch = [f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
+              f"(batch x tile rows x tile columns, grid-stride, capped at 2^31-1), {minb} per SM; "
               f"{smem} bytes of dynamic shared memory",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch, acc="double")
     source = _assemble(header, ["common.cuh", "gett.cuh", "gett_dm.cuh"], spec)
-    grid = max(1, min(tiles, SM_COUNT * minb))  # persistent: each block streams its tiles' slices
+    grid = max(1, min(tiles, 2 ** 31 - 1))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (nthreads, 1, 1), smem, tuple(lay.tables),
                           8 * len(lay.words), tuple(lay.words))

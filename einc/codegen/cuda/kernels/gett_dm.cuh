@@ -33,14 +33,10 @@
 //                              is done -- the registers hold step W-1
 //    products of step W-1; issue slice kt+S into slice kt's stage; commit (empty past the
 //    end); read slice kt+1's first step
-// so all S stages are in flight: a slice's copies have S-1 slices of products to land.
-// Tiles: a block walks blockIdx.x + i * gridDim.x (the emitter launches about as many blocks
-// as fit at once) and their slices run as one stream through the ring: the last slices of a
-// tile issue the next tile's first ones (its loaders take over when the stream crosses), its
-// stores go out while those land, and only the block's first tile waits for a prologue
-// (TCCG ccsd lki,jl, K = 384: 24 slices a tile). K = 0 runs no slice and stores zeros.
-// (Reading after the barrier and multiplying after the reads, as the first DM kernel did,
-// kept the DMMA pipe 60-67% busy.)
+// so all S stages are in flight: a slice's copies have S-1 slices of products to land. A
+// wait and barrier after the last slice protect the stages from the next tile's prologue
+// (WAR); K = 0 runs no slice and stores zeros. (Reading after the barrier and multiplying
+// after the reads, as the first DM kernel did, kept the DMMA pipe 60-67% busy.)
 #pragma once
 #include "common.cuh"
 
@@ -162,36 +158,38 @@ template <int X, int BK, int NT, bool XFAST, bool TAB_X, bool TAB_K, bool VEC> s
 template <bool TAB_N, class TC, int FM, class TOut, class Row, class Col>
 __device__ __forceinline__ void einc_dm_store(TOut* __restrict__ C, const double (&d)[FM][4][4], const EincGettMeta& p,
                                               long long m0, long long n0, int lane, Row&& row, Col&& col) {
-  // Column pair by column pair, rows inside: one pair's offsets live at a time (the store
-  // runs inside the slice loop, beside the next tile's loaders and the accumulators).
   const int g = lane >> 2, t = lane & 3;
+  long long off[4][2];
+  bool pair[4];
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const long long n = n0 + 8 * j + 2 * t;
-    if (n >= p.N) continue;
-    const long long off0 = TAB_N ? col(n) : n * p.c_n;
-    const bool two = n + 1 < p.N;
-    const long long off1 = two ? (TAB_N ? col(n + 1) : off0 + p.c_n) : 0;
-    const bool pair = two && off1 == off0 + 1;
+    off[j][0] = n < p.N ? (TAB_N ? col(n) : n * p.c_n) : 0;
+    off[j][1] = n + 1 < p.N ? (TAB_N ? col(n + 1) : (n + 1) * p.c_n) : 0;
+    pair[j] = n + 1 < p.N && off[j][1] == off[j][0] + 1;
+  }
 #pragma unroll
-    for (int i = 0; i < FM; ++i)
+  for (int i = 0; i < FM; ++i)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const long long m = m0 + 16 * i + g + 8 * h;
-        if (m >= p.M) continue;
-        TOut* __restrict__ c_row = C + row(m);
-        TOut* __restrict__ q = c_row + off0;
-        if (pair && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
+    for (int h = 0; h < 2; ++h) {
+      const long long m = m0 + 16 * i + g + 8 * h;
+      if (m >= p.M) continue;
+      TOut* __restrict__ c_row = C + row(m);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const long long n = n0 + 8 * j + 2 * t;
+        TOut* __restrict__ q = c_row + off[j][0];
+        if (pair[j] && (reinterpret_cast<unsigned long long>(q) & (2 * sizeof(TOut) - 1)) == 0) {
           EincVec<TOut, 2> w;
           w.v[0] = EincStore<TOut>::f(cast<TC>(d[i][j][2 * h]));
           w.v[1] = EincStore<TOut>::f(cast<TC>(d[i][j][2 * h + 1]));
           *reinterpret_cast<EincVec<TOut, 2>*>(q) = w;
         } else {
-          store_as<TC>(q, d[i][j][2 * h]);
-          if (two) store_as<TC>(c_row + off1, d[i][j][2 * h + 1]);
+          if (n < p.N) store_as<TC>(q, d[i][j][2 * h]);
+          if (n + 1 < p.N) store_as<TC>(c_row + off[j][1], d[i][j][2 * h + 1]);
         }
       }
-  }
+    }
 }
 
 template <class Cfg, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_MFAST, bool B_NFAST, class TOut, class TC,
@@ -222,104 +220,74 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
   const long long tiles = p.tiles_m * p.tiles_n * p.batch;
   const int nk = static_cast<int>((p.K + BK - 1) / BK);  // the emitter keeps K < 2^34
 
-  // This block's tiles are blockIdx.x + i * gridDim.x, i < mine; their slices form one stream
-  // (q = i * nk + kt) through one ring of S stages, so the next tile's first slices load
-  // while this one's last are multiplied and stored (see the header).
-  const long long mine = tiles > blockIdx.x ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
-  auto store = [&](long long i, const double (&d)[FM][4][4]) {
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     long long bi, m0, n0;
-    einc_tile_origin<Cfg::GROUP_M>(blockIdx.x + i * gridDim.x, p, BM, BN, bi, m0, n0);
-    einc_dm_store<TAB_N, TC, FM>(
-        C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), d, p, m0 + dm0, n0 + dn0, lane,
-        [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
-  };
+    einc_tile_origin<Cfg::GROUP_M>(tile, p, BM, BN, bi, m0, n0);
+    EincDmLoader<BM, BK, NT, A_MFAST, TAB_M, TAB_K, A_VEC> la;
+    EincDmLoader<BN, BK, NT, B_NFAST, TAB_N, TAB_K, B_VEC> lb;
+    la.init(A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), tid, m0, p.M, p.a_m, p.ta_m, p.a_k);
+    lb.init(B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), tid, n0, p.N, p.b_n, p.tb_n, p.b_k);
+    auto issue = [&](int kt, int stage) {  // (slices are issued once each, in order)
+      if (!TAB_K && static_cast<long long>(kt + 1) * BK <= p.K) {
+        la.issue_full(As + stage * SA::SIZE, p.a_m, p.ta_m, p.a_k, m0);
+        lb.issue_full(Bs + stage * SB::SIZE, p.b_n, p.tb_n, p.b_k, n0);
+      } else {
+        la.issue(As + stage * SA::SIZE, kt, p.K, m0, p.a_m, p.ta_m, p.a_k, p.ta_k);
+        lb.issue(Bs + stage * SB::SIZE, kt, p.K, n0, p.b_n, p.tb_n, p.b_k, p.tb_k);
+      }
+    };
 
-  double dacc[FM][4][4];
-  auto zero_acc = [&] {
+    double dacc[FM][4][4];
 #pragma unroll
     for (int i = 0; i < FM; ++i)
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dacc[i][j][e] = 0.0;
-  };
-  zero_acc();
-  if (nk == 0) {  // K = 0: every tile is zeros
-    for (long long i = 0; i < mine; ++i) store(i, dacc);
-    return;
-  }
 
-  // The producer: the stream's next slice (tile pi, slice pk) and that tile's loaders.
-  EincDmLoader<BM, BK, NT, A_MFAST, TAB_M, TAB_K, A_VEC> la;
-  EincDmLoader<BN, BK, NT, B_NFAST, TAB_N, TAB_K, B_VEC> lb;
-  long long pi = 0, pm0 = 0, pn0 = 0;
-  int pk = 0;
-  auto start = [&] {  // the loaders of tile pi
-    long long bi;
-    einc_tile_origin<Cfg::GROUP_M>(blockIdx.x + pi * gridDim.x, p, BM, BN, bi, pm0, pn0);
-    la.init(A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), tid, pm0, p.M, p.a_m, p.ta_m, p.a_k);
-    lb.init(B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), tid, pn0, p.N, p.b_n, p.tb_n, p.b_k);
-  };
-  auto issue_next = [&](int stage) {  // then commit (an empty group past the stream's end)
-    if (pi < mine) {
-      if (!TAB_K && static_cast<long long>(pk + 1) * BK <= p.K) {
-        la.issue_full(As + stage * SA::SIZE, p.a_m, p.ta_m, p.a_k, pm0);
-        lb.issue_full(Bs + stage * SB::SIZE, p.b_n, p.tb_n, p.b_k, pn0);
-      } else {
-        la.issue(As + stage * SA::SIZE, pk, p.K, pm0, p.a_m, p.ta_m, p.a_k, p.ta_k);
-        lb.issue(Bs + stage * SB::SIZE, pk, p.K, pn0, p.b_n, p.tb_n, p.b_k, p.tb_k);
+    // Fragments of the next k8 step as fp32, converted at the products: read after the
+    // current step's products are issued (the tensor pipe runs them while the reads land),
+    // so one set is live (two spilled at 255 registers).
+    float fa[FM][4], fb[4][2];
+    auto frags = [&](int stage, int k8) {
+      const float* as = As + stage * SA::SIZE;
+      const float* bs = Bs + stage * SB::SIZE;
+#pragma unroll
+      for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) fa[i][e] = as[SA::at(dm0 + 16 * i + g + 8 * (e % 2), 8 * k8 + t + 4 * (e / 2))];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) fb[j][e] = bs[SB::at(dn0 + 8 * j + g, 8 * k8 + t + 4 * e)];
+    };
+    auto products = [&] {
+      double db[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) db[j][e] = static_cast<double>(fb[j][e]);
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        double da[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) da[e] = static_cast<double>(fa[i][e]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) einc_dmma<8>(dacc[i][j], da, db[j]);
       }
-      if (++pk == nk) {
-        pk = 0;
-        if (++pi < mine) start();
-      }
-    }
-    einc_cp_commit();
-  };
+    };
 
-  // Fragments of the next k8 step as fp32, converted at the products: read after the
-  // current step's products are issued (the tensor pipe runs them while the reads land),
-  // so one set is live (two spilled at 255 registers).
-  float fa[FM][4], fb[4][2];
-  auto frags = [&](int stage, int k8) {
-    const float* as = As + stage * SA::SIZE;
-    const float* bs = Bs + stage * SB::SIZE;
 #pragma unroll
-    for (int i = 0; i < FM; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) fa[i][e] = as[SA::at(dm0 + 16 * i + g + 8 * (e % 2), 8 * k8 + t + 4 * (e / 2))];
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) fb[j][e] = bs[SB::at(dn0 + 8 * j + g, 8 * k8 + t + 4 * e)];
-  };
-  auto products = [&] {
-    double db[4][2];
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) db[j][e] = static_cast<double>(fb[j][e]);
-#pragma unroll
-    for (int i = 0; i < FM; ++i) {
-      double da[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) da[e] = static_cast<double>(fa[i][e]);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) einc_dmma<8>(dacc[i][j], da, db[j]);
+    for (int s = 0; s < S; ++s) {
+      if (s < nk) issue(s, s);
+      einc_cp_commit();  // empty groups keep the group count uniform
     }
-  };
-
-  if (mine > 0) start();
-#pragma unroll
-  for (int s = 0; s < S; ++s) issue_next(s);
-  if (mine > 0) {
-    einc_cp_wait<S - 1>();
-    __syncthreads();
-    frags(0, 0);
-  }
-  int stage = 0;
-  for (long long ci = 0; ci < mine; ++ci) {  // the consumer's tile
-    const bool last_tile = ci + 1 == mine;
+    if (nk > 0) {
+      einc_cp_wait<S - 1>();
+      __syncthreads();
+      frags(0, 0);
+    }
+    int stage = 0;
     for (int kt = 0; kt < nk; ++kt) {
       const int next = stage == S - 1 ? 0 : stage + 1;
 #pragma unroll
@@ -328,17 +296,21 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
           products();
           frags(stage, w + 1);
         } else {
-          einc_cp_wait<S - 2>();  // the stream's next slice (see the header)
+          einc_cp_wait<S - 2>();  // slice kt+1 (see the header)
           __syncthreads();
           products();
-          issue_next(stage);  // the slice S ahead, into this slice's stage
-          if (kt + 1 < nk || !last_tile) frags(next, 0);
+          if (kt + S < nk) issue(kt + S, stage);
+          einc_cp_commit();
+          if (kt + 1 < nk) frags(next, 0);
         }
       }
       stage = next;
     }
-    store(ci, dacc);  // overlaps the next tile's loads
-    zero_acc();
+    einc_cp_wait<0>();
+    __syncthreads();  // WAR: the next tile's prologue refills the stages
+
+    einc_dm_store<TAB_N, TC, FM>(
+        C + einc_goff<TAB_B>(bi, p.c_b, p.tc_b), dacc, p, m0 + dm0, n0 + dn0, lane,
+        [&](long long m) { return einc_goff<TAB_M>(m, p.c_m, p.tc_m); }, [&](long long n) { return __ldg(p.tc_n + n); });
   }
-  einc_cp_wait<0>();
 }
