@@ -87,8 +87,10 @@ PROFILES = {"H200": H200}
 TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "128x128x16": 1.03,  # 4096^3 fp32 0.89 -> 0.91x cuBLAS, 8192^3 0.89 -> 0.92x (session 6)
              "96x96x8": 0.85,  # 4096^3 fp32 37.9 against 128x128x8's 44.8 TFLOP/s (session 9, same run)
-             # fp32 on the fp64 tensor cores (gett_dm.cuh), offered by `einc tune` only (cost.simt_tiles
-             # leaves them out of the model's own ranking); rates: NOTES session 21
+             # fp32 on the fp64 tensor cores (gett_dm.cuh), 4096^3 against 128x128x16's 2.97-3.00 ms
+             # (session 21): 64x128x16d 2.57-2.60 (emit.big_tile's default where it applies, so the
+             # model prices 128x128 steps at it), 128x64x16d ~2.65-2.85, 128x128x16d 2.83-2.89;
+             # cost.simt_tiles leaves them out of the ranking, `einc tune` measures all three
              "128x128x16d": 1.07, "64x128x16d": 1.19, "128x64x16d": 1.1,
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
@@ -314,7 +316,8 @@ def gett_family(in_dtypes, compute, precision: str = "highest", work: int = 0) -
 def simt_tiles() -> tuple:
     """The SIMT gett tiles the model can rank (emit.GETT_TILES, largest first)."""
     from .codegen.cuda.emit import DM_TILES, GETT_TILES
-    # 128x128x16: emit.big_tile picks it; the DM tiles: only `einc tune`, which measures them
+    # 128x128x16 and, for fp32 on sm_90, the DM default: emit.big_tile turns a planned 128x128x8
+    # into them (predict_step prices that); the other DM tiles: `einc tune`, which measures them
     return tuple(t for t in GETT_TILES if t in TILE_RATE and t != "128x128x16" and t not in DM_TILES)
 
 

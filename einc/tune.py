@@ -73,15 +73,15 @@ def candidates(t: Tuned, k: int, precision=None) -> list:
     dts = [np.dtype(step.compute)] + [np.dtype(d) for d in in_dtypes]
     from .codegen.cuda.emit import DM_TILES
     from .codegen.cuda.emit_smallmn import dmma_applies
-    # fp32 on the fp64 tensor cores: slower than SIMT on most steps, faster on some (TCCG ccsd
-    # kli,lj->kji 0.97 -> 0.90-0.92 ms, session 20), so measured here, never assumed by the model
+    # fp32 on the fp64 tensor cores: each DM tile measured here (emit.big_tile already turns the
+    # 128x128 SIMT candidates into the DM default where it applies: session 21)
     dm = list(DM_TILES) if dmma_applies(dts, np.dtype(step.compute)) else []
     tiles = [None] if tc else list(simt_tiles()) + dm
     # the 96-wide tile where the emitter would run it (4-byte raw copies, its layout rule), unsplit
     from .codegen.cuda.emit import NARROW_TILES, narrow_tile_fits
     narrow_ok = narrow_tile_fits(step, in_dtypes)
-    # (the DM tiles unsplit: four tiles at every split would crowd the SIMT ones out of
-    # MAX_CANDIDATES; where a split pays, their one block per SM measured slower, session 20)
+    # (the DM tiles unsplit: three tiles at every split would crowd the SIMT ones out of
+    # MAX_CANDIDATES; a split step's 128x128 candidates run the DM default anyway where K allows)
     unsplit_only = {*NARROW_TILES, *DM_TILES}
     keep = lambda tile, s: (tile not in NARROW_TILES or narrow_ok) and (s == 1 or tile not in unsplit_only)
     from .codegen.cuda.emit_skinny import TILE as SKINNY, skinny_layout
