@@ -1,6 +1,6 @@
 """A/B the gett big tiles (SIMT, fp64 tensor cores) on fp32 GEMM-like einsums beside torch.einsum (GPU only).
 
-    python3 scripts/big_tiles.py [TILE ...]      (default: auto 128x128x16d 128x128x32d)
+    python3 scripts/big_tiles.py [TILE ...]      (default: auto simt 64x128x16d; simt: EINC_GETT_DM=0)
 
 Each tile is forced through EINC_GETT_BIG_TILE (emit.big_tile), einc's executables rebuilt,
 the result checked against torch.einsum's and timed with CUDA events (median, inputs
@@ -28,7 +28,7 @@ CASES = [
     ("njmi,kmln->lkji", "i=96,j=84,k=84,l=84,m=84,n=96"),
     ("lnim,kmjn->lkji", "i=96,j=84,k=84,l=84,m=96,n=96"),
 ]
-tiles = sys.argv[1:] or ["auto", "128x128x16d", "128x128x32d"]
+tiles = sys.argv[1:] or ["auto", "simt", "64x128x16d"]
 if os.environ.get("BIG_TILES_CASES"):  # a ;-separated subset of the einsums above
     CASES = [c for c in CASES if c[0] in os.environ["BIG_TILES_CASES"].split(";")]
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -42,7 +42,8 @@ for subs, sz in CASES:
     t0, _ = _events_median(torch, run, 10, 3)
     row = f"{subs:<18}{t0 * 1e3:>9.3f}"
     for tile in tiles:
-        os.environ["EINC_GETT_BIG_TILE"] = tile
+        os.environ["EINC_GETT_BIG_TILE"] = "auto" if tile == "simt" else tile  # simt: the rule, DM off
+        os.environ["EINC_GETT_DM"] = "0" if tile == "simt" else "1"
         einc.api._EXECUTABLES.clear()
         got = einc.einsum(subs, *sets[0]).double()
         ok = torch.allclose(got, ref, rtol=TOLERANCE["float32"], atol=TOLERANCE["float32"] * float(ref.abs().max()))

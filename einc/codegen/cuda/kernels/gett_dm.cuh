@@ -73,16 +73,17 @@ template <int X, int BK, int NT, bool XFAST, bool TAB_X, bool TAB_K, bool VEC> s
   int nx;                   // XFAST: valid x of the run
   bool xvec;                // XFAST: the run is one contiguous piece
   long long x_first;        // XFAST: table entry of the run's first x
-  long long koff;           // strided K: the next full slice's offset of this thread's first run
-  long long kstep, rstep;   // strided K: a slice's offset (BK * k_stride); XFAST: runs' (STEP * k_stride)
+  long long koff;           // the next full slice's offset (tabled K: k) of this thread's first run
+  long long kstep, rstep;   // a slice's (BK * k_stride; tabled: BK) and, XFAST, runs' apart (STEP * ...)
 
   __device__ __forceinline__ void init(const float* __restrict__ batch_base, int tid, long long x0, long long ext,
                                        long long x_stride, const long long* __restrict__ x_tab, long long k_stride) {
     lead = (tid % PER_ROW) * 4;
     row0 = tid / PER_ROW;
-    koff = (XFAST ? row0 : lead) * k_stride;
-    kstep = BK * k_stride;
-    rstep = STEP * k_stride;
+    const long long ks = TAB_K ? 1 : k_stride;  // tabled K: indices into the table
+    koff = (XFAST ? row0 : lead) * ks;
+    kstep = BK * ks;
+    rstep = STEP * ks;
     if constexpr (XFAST) {
       const long long x = x0 + lead, left = ext - x;
       nx = left < 4 ? static_cast<int>(left < 0 ? 0 : left) : 4;
@@ -100,23 +101,28 @@ template <int X, int BK, int NT, bool XFAST, bool TAB_X, bool TAB_K, bool VEC> s
     }
   }
 
-  // The next slice's copies into `stage` when K is strided and the slice is whole (every one
-  // but a ragged last): pointers walk by kstep, no bounds but the tile's edge (x) -- the
-  // per-slice bounds and 64-bit products of `issue` cost ~100 instructions a slice, issued
-  // between two steps' products (session 21 SASS).
+  // The next slice's copies into `stage` when the slice is whole (every one but a ragged
+  // last): no bounds but the tile's edge (x). Strided K: pointers walk by kstep; tabled K:
+  // koff is the next slice's k (this thread's first), looked up once a run -- the per-slice
+  // bounds and 64-bit products of `issue` cost ~100 instructions a slice, issued between two
+  // steps' products (session 21 SASS).
   __device__ __forceinline__ void issue_full(float* stage, long long x_stride, const long long* __restrict__ x_tab,
-                                             long long k_stride, long long x0) {
+                                             long long k_stride, const long long* __restrict__ k_tab, long long x0) {
     if constexpr (XFAST) {
       const long long x = x0 + lead;
 #pragma unroll
       for (int r = 0; r < RUNS; ++r)
-        einc_cp_run<4>(stage + St::at(lead, row0 + r * STEP), base[0] + koff + r * rstep, row_ok[0], xvec, nx,
+        einc_cp_run<4>(stage + St::at(lead, row0 + r * STEP),
+                       base[0] + (TAB_K ? __ldg(k_tab + koff + r * rstep) : koff + r * rstep), row_ok[0], xvec, nx,
                        [&](int e) { return TAB_X ? __ldg(x_tab + x + e) - x_first : e * x_stride; });
     } else {
+      const long long k_first = TAB_K ? __ldg(k_tab + koff) : koff;
+      const bool kvec = VEC && (!TAB_K || einc_run_contiguous<4>(k_tab + koff, k_first));
 #pragma unroll
       for (int r = 0; r < RUNS; ++r)
-        einc_cp_run<4>(stage + St::at(row0 + r * STEP, lead), base[r] + koff, row_ok[r], VEC, 4,
-                       [&](int e) { return e * k_stride; });
+        einc_cp_run<4>(stage + St::at(row0 + r * STEP, lead), base[r] + k_first, row_ok[r], kvec, 4, [&](int e) {
+          return TAB_K ? __ldg(k_tab + koff + e) - k_first : e * k_stride;
+        });
     }
     koff += kstep;
   }
@@ -228,9 +234,9 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
     la.init(A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b), tid, m0, p.M, p.a_m, p.ta_m, p.a_k);
     lb.init(B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b), tid, n0, p.N, p.b_n, p.tb_n, p.b_k);
     auto issue = [&](int kt, int stage) {  // (slices are issued once each, in order)
-      if (!TAB_K && static_cast<long long>(kt + 1) * BK <= p.K) {
-        la.issue_full(As + stage * SA::SIZE, p.a_m, p.ta_m, p.a_k, m0);
-        lb.issue_full(Bs + stage * SB::SIZE, p.b_n, p.tb_n, p.b_k, n0);
+      if (static_cast<long long>(kt + 1) * BK <= p.K) {
+        la.issue_full(As + stage * SA::SIZE, p.a_m, p.ta_m, p.a_k, p.ta_k, m0);
+        lb.issue_full(Bs + stage * SB::SIZE, p.b_n, p.tb_n, p.b_k, p.tb_k, n0);
       } else {
         la.issue(As + stage * SA::SIZE, kt, p.K, m0, p.a_m, p.ta_m, p.a_k, p.ta_k);
         lb.issue(Bs + stage * SB::SIZE, kt, p.K, n0, p.b_n, p.tb_n, p.b_k, p.tb_k);
