@@ -273,7 +273,7 @@ def test_explain_cuda_shows_choices_and_predicted_times(capsys, store_dir):
     assert main(["explain", "lki,kjl->ji", "--shapes", "384x376x384,376x376x384", "--dtype", "float32",
                  "--backend", "cuda"]) == 0
     text = capsys.readouterr().out
-    assert "kernel=gett 128x128x16 split=" in text and "predicted" in text and "compute-bound" in text  # (tabled K: SIMT)
+    assert "kernel=gett 128x64x16d split=" in text and "predicted" in text and "compute-bound" in text  # (tabled K)
     assert "predicted total:" in text and "the cost model's" in text
     subs, shapes = "ij,jk->ik", [(64, 8192), (8192, 64)]
     _, t = plan_with(subs, shapes, "float32")

@@ -76,7 +76,8 @@ GETT_TILES = {
 # the fp64-tensor-core tiles -> (stages, blocks per SM, a warp's rows)
 DM_TILES = {"128x128x16d": (4, 1, 64), "128x64x16d": (4, 2, 64), "64x128x16d": (4, 2, 64)}
 BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
-DM_DEFAULT = "64x128x16d"  # emit.big_tile's choice for fp32 steps where the DM tiles apply
+DM_DEFAULT = "64x128x16d"  # emit.big_tile's choice for fp32 steps where the DM tiles apply,
+DM_TABLED_K = "128x64x16d"  # and where their K is tabled
 # the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
 # one registry: cost ranks them and tune offers them only where narrow_tile_fits
 NARROW_TILES = {"96x96x8": 4}
@@ -823,11 +824,12 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     if not _async_ok(dtypes, compute) or compute.itemsize != 4:
         return "128x128x8"
     rule = "128x128x16" if lay.ext["k"] >= 128 else "128x128x8"
-    # fp32 on a GPU with full-rate fp64 tensor cores: the DM tile, where K is long and strided
-    # (H200, session 21: 4096^3 2.60 ms against 128x128x16's 3.00, TCCG ccsd GEMMs 1.1-1.2x
-    # faster; a tabled K copies element by element per slice, kmli,ljm 0.53 against 0.50 ms)
-    if dm and lay.ext["k"] >= 128 and not lay.tabled["k"] and _switch("EINC_GETT_DM", True):
-        rule = DM_DEFAULT
+    # fp32 on a GPU with full-rate fp64 tensor cores: a DM tile where K is long (H200, session
+    # 21: 4096^3 2.60 ms against 128x128x16's 3.00, TCCG ccsd GEMMs 1.1-1.2x faster); 128x64
+    # where K is tabled (split-K steps, ccsd kmli,ljm: lki,kjl 1.018 against 64x128's 1.050 and
+    # SIMT's 1.115 ms, kmli,ljm 0.477 / 0.511 / 0.483)
+    if dm and lay.ext["k"] >= 128 and _switch("EINC_GETT_DM", True):
+        rule = DM_TABLED_K if lay.tabled["k"] else DM_DEFAULT
     # a DM tile is only ever planned by `einc tune` (it measured it): kept like a forced one,
     # where the fp64 tensor cores apply (else, e.g. int32 or a GPU before sm_90, the K rule's)
     pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else rule
