@@ -272,7 +272,8 @@ def test_the_header_names_step_strategy_modes_and_launch():
     p = plan("abcd,dbea->ec", [(4, 4, 2048, 8), (8, 4, 2048, 4)], "float32", "gett")
     src = emit_step(p, p.steps[0]).source
     head = src.split("\n\n")[0]
-    for what in ("step:     abcd,dbea->ec", "strategy: gett 128x128x16", "K=table[3 modes]", "launch:"):
+    for what in ("step:     abcd,dbea->ec", "strategy: gett 128x64x16d tiles on the fp64 tensor cores", "K=table[3 modes]",
+                 "launch:"):  # (fp32, a tabled K on sm_90: DM_TABLED_K)
         assert what in head, what
 
 
