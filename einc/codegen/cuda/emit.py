@@ -799,19 +799,23 @@ def _async_ok(dtypes, compute) -> bool:
 
 
 def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: str = "sm_90") -> str:
-    """The 128x128 SIMT tile's K slice: 128x128x8 becomes 128x128x16 where the 16-k tile
+    """The 128x128 tile's K slice: 128x128x8 becomes 128x128x16 where the 16-k tile
     applies (raw 4-byte copies; at most one operand with K-fast vector runs, whose runs of 8
     go through 4 registers in two parts) and pays (K >= 128: on the H200 it took the
     4096^3 GEMM from 0.89 to 0.91x cuBLAS and ccsd lki,kjl->ji from 0.79 to 0.94x
     torch.einsum, but ccsd_t's K = 24 from 0.85 to 0.77x: padded to 32, one slice fewer
-    to overlap). A tile the caller forced is kept where it applies. ``EINC_GETT_BIG_TILE``
-    = 128x128x8 or 128x128x16 overrides the K rule (A/B measurements).
+    to overlap). fp32 steps with K >= 128 on a GPU with full-rate fp64 tensor cores (``arch``)
+    take a DM tile instead (DM_DEFAULT, DM_TABLED_K where K is tabled; ``EINC_GETT_DM=0``
+    keeps the rule's SIMT tile). A tile the caller forced is kept where it applies.
+    ``EINC_GETT_BIG_TILE`` = one of BIG_TILES overrides the rule (A/B measurements).
 
     >>> import einc.api
     >>> p = einc.api.plan_for("ij,jk->ik", [(4096, 4096), (4096, 4096)], "float32", backend="cuda")
     >>> d = [np.dtype("float32")] * 3
-    >>> big_tile(p.steps[0], d, d[0], "128x128x8"), big_tile(p.steps[0], d[:1] + [np.dtype("float64")] * 2, np.dtype("float64"), "128x128x16")
-    ('128x128x16', '128x128x8')
+    >>> big_tile(p.steps[0], d, d[0], "128x128x8"), big_tile(p.steps[0], d, d[0], "128x128x8", arch="sm_80")
+    ('64x128x16d', '128x128x16')
+    >>> big_tile(p.steps[0], d[:1] + [np.dtype("float64")] * 2, np.dtype("float64"), "128x128x16")
+    '128x128x8'
     """
     if cfg not in BIG_TILES:
         return cfg
