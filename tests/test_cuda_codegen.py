@@ -820,3 +820,14 @@ def test_kernel_sources_avoid_what_nvrtc_13_0_cannot_compile():
             if array_ref.search(params) and re.search(r"\bauto\b", params):
                 hits.append(f"{f.name}:{text.count(chr(10), 0, m.start()) + 1}")
     assert not hits, hits
+
+
+def test_emitter_docstring_examples():
+    """The emitters' doctests (the tile rules' examples) stay true."""
+    import doctest
+
+    import einc.codegen.cuda.emit as emit_mod
+    import einc.codegen.cuda.emit_gett_dm as dm_mod
+    for mod in (emit_mod, dm_mod):
+        failed, tried = doctest.testmod(mod)
+        assert tried > 0 and failed == 0, mod.__name__
