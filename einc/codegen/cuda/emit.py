@@ -73,8 +73,8 @@ GETT_TILES = {
     "128x64x16d": (128, 64, 16, 8, 8),  # 4 warps, 2 blocks per SM: one block's barrier leaves the other's warps
     "64x128x16d": (64, 128, 16, 8, 8),
 }
-# the fp64-tensor-core tiles -> (stages, blocks per SM, a warp's rows)
-DM_TILES = {"128x128x16d": (4, 1, 64), "128x64x16d": (4, 2, 64), "64x128x16d": (4, 2, 64)}
+# the fp64-tensor-core tiles -> (stages, blocks per SM)
+DM_TILES = {"128x128x16d": (4, 1), "128x64x16d": (4, 2), "64x128x16d": (4, 2)}
 BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
 DM_DEFAULT = "64x128x16d"  # emit.big_tile's choice for fp32 steps where the DM tiles apply,
 DM_TABLED_K = "128x64x16d"  # and where their K is tabled

@@ -25,14 +25,14 @@ def dm_smem(bm: int, bn: int, bk: int, stages: int, a_mfast: bool, b_nfast: bool
 
 def emit_gett_dm(step: Step, dtypes, compute, cfg: str) -> CudaStepKernel:
     BM, BN, BK, _, _ = GETT_TILES[cfg]
-    stages, minb, wm = DM_TILES[cfg]
+    stages, minb = DM_TILES[cfg]
     lay = gett_layout(step, BM, BN)
     G, ta, tb, tabled, ext = lay.G, lay.ta, lay.tb, lay.tabled, lay.ext
     a_mfast, b_nfast = _has_unit(G["m"], ta), _has_unit(G["n"], tb)
     # 16-byte runs where the stored-contiguous group's innermost mode is unit-stride
     a_vec = G["m"][-1][1][ta] == 1 if a_mfast else _kvec(G["k"], ta)
     b_vec = G["n"][-1][1][tb] == 1 if b_nfast else _kvec(G["k"], tb)
-    nthreads = (BM // wm) * (BN // 32) * 32
+    nthreads = (BM // 64) * (BN // 32) * 32
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = ext["b"] * tiles_m * tiles_n
     tout, tcn, _, _ = _types(dtypes, compute)
@@ -41,7 +41,7 @@ def emit_gett_dm(step: Step, dtypes, compute, cfg: str) -> CudaStepKernel:
            tuple(d.name for d in dtypes[1:]), a_vec, b_vec, "dm")
     name = _name("gett", key, dtypes)
     b = lambda x: "true" if x else "false"
-    targs = ", ".join([f"EincDmTile<{BM}, {BN}, {BK}, {stages}, {wm}>", *map(b, flags), tout, tcn, *map(b, (a_vec, b_vec))])
+    targs = ", ".join([f"EincDmTile<{BM}, {BN}, {BK}, {stages}>", *map(b, flags), tout, tcn, *map(b, (a_vec, b_vec))])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nthreads}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
@@ -49,7 +49,7 @@ def emit_gett_dm(step: Step, dtypes, compute, cfg: str) -> CudaStepKernel:
     smem = dm_smem(BM, BN, BK, stages, a_mfast, b_nfast)
     gdesc = lay.gdesc
     stored = lambda fast, x: f"{x}-fast [BK][{x}+8]" if fast else f"K-fast [{x}][BK+4]"
-    family = (f"gett {cfg} tiles on the fp64 tensor cores: {nthreads // 32} warps of {wm}x32 mma fragments "
+    family = (f"gett {cfg} tiles on the fp64 tensor cores: {nthreads // 32} warps of 64x32 mma fragments "
               f"(m16n8k8 .f64, fp32 converted exactly), {stages}-stage cp.async pipeline, fragments read "
               f"across the slice barrier; groups batch={gdesc('b')} M={gdesc('m')} N={gdesc('n')} K={gdesc('k')}; "
               f"A {stored(a_mfast, 'M')}{' (16-byte runs)' if a_vec else ''}, "

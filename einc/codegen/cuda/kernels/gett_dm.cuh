@@ -6,9 +6,9 @@
 // reaches ~50. Every fp32 value converts to fp64 exactly, so every product is exact and the
 // sums carry 53 bits; each output rounds to fp32 once, which no fp32 FMA chain matches.
 //
-// Ownership: NT = (BM/WM)*(BN/32) warps, each a WM x 32 piece of the tile (WM = 64: 4x4
-// fragments, ~240 registers, 8 warps an SM; WM = 32: 2x4, <= 128 registers, 16 warps) of
-// 16x8 (einc_dmma: lane 4g+t reads A rows g, g+8 at k t, t+4 and B columns g at k t, t+4,
+// Ownership: NT = (BM/64)*(BN/32) warps, each a 64 x 32 piece of the tile as 4x4 fragments
+// (~250 registers: 8 warps an SM; 32x32 pieces at 128 registers, 16 warps, measured no faster
+// and spilled, NOTES session 21) of 16x8 (einc_dmma: lane 4g+t reads A rows g, g+8 at k t, t+4 and B columns g at k t, t+4,
 // and holds D rows g, g+8 at columns 2t, 2t+1).
 //
 // Shared memory (dynamic): S stages of each operand, laid out along whichever group the
@@ -40,8 +40,8 @@
 #pragma once
 #include "common.cuh"
 
-template <int BM_, int BN_, int BK_, int S_, int WM_ = 64> struct EincDmTile {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, S = S_, WM = WM_;  // WM: a warp's rows (64 or 32)
+template <int BM_, int BN_, int BK_, int S_> struct EincDmTile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, S = S_, WM = 64;  // WM: a warp's rows
   static constexpr int NT = (BM / WM) * (BN / 32) * 32;
   static constexpr int GROUP_M = 8;
 };
@@ -204,7 +204,7 @@ __device__ __forceinline__ void einc_gett_dm(void* __restrict__ out, const void*
                                              const void* __restrict__ b_ptr, const EincGettMeta& p) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::S, NT = Cfg::NT, W = BK / 8;
   constexpr int WM = Cfg::WM, FM = WM / 16;
-  static_assert((WM == 64 || WM == 32) && BM % WM == 0 && BN % 32 == 0, "one warp per WM x 32 piece");
+  static_assert(BM % WM == 0 && BN % 32 == 0, "one warp per WM x 32 piece");
   static_assert(BK % 8 == 0, "whole k8 steps");
   static_assert(S >= 2, "a slice's copies land while S-1 slices are multiplied");
   using SA = EincDmStage<BM, BK, A_MFAST>;
