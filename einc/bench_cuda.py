@@ -41,7 +41,7 @@ def _rotations(torch, make, nbytes):
 
 
 def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
-    """n^3 GEMMs on tensor cores (and fp32 SIMT) beside cuBLAS in the same dtype."""
+    """n^3 GEMMs on tensor cores (fp32 too: on sm_90 the fp64 ones) beside cuBLAS in the same dtype."""
     ok = True
     cases = [  # name, torch dtype, einc kwargs, cuBLAS call, einsum
         ("fp32", torch.float32, {}, lambda a, b: a @ b, "ij,jk->ik"),  # (sm_90: on the fp64 tensor cores)

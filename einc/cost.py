@@ -89,7 +89,8 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              "96x96x8": 0.85,  # 4096^3 fp32 37.9 against 128x128x8's 44.8 TFLOP/s (session 9, same run)
              # fp32 on the fp64 tensor cores (gett_dm.cuh), 4096^3 against 128x128x16's 2.97-3.00 ms
              # (session 21): 64x128x16d 2.57-2.60 (emit.big_tile's default where it applies, so the
-             # model prices 128x128 steps at it), 128x64x16d ~2.65-2.85, 128x128x16d 2.83-2.89;
+             # model prices 128x128 steps at it), 128x64x16d 2.85 before the copies' fast path (its
+             # tabled-K default: ccsd lki,kjl 1.02 ms against 64x128x16d's 1.05), 128x128x16d 2.83-2.89;
              # cost.simt_tiles leaves them out of the ranking, `einc tune` measures all three
              "128x128x16d": 1.07, "64x128x16d": 1.19, "128x64x16d": 1.1,
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):

@@ -834,8 +834,8 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     # SIMT's 1.115 ms, kmli,ljm 0.477 / 0.511 / 0.483)
     if dm and lay.ext["k"] >= 128 and _switch("EINC_GETT_DM", True):
         rule = DM_TABLED_K if lay.tabled["k"] else DM_DEFAULT
-    # a DM tile is only ever planned by `einc tune` (it measured it): kept like a forced one,
-    # where the fp64 tensor cores apply (else, e.g. int32 or a GPU before sm_90, the K rule's)
+    # a planned DM tile (`einc tune` measured it) is kept like a forced one where the fp64
+    # tensor cores apply (else, e.g. int32 or a GPU before sm_90, the K rule's SIMT tile)
     pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else rule
     if pick in DM_TILES and not dm:
         pick = rule
