@@ -460,8 +460,21 @@ class CudaExecutable:
             from .codegen.cuda.emit import compile_options
             own = self.launchers[n][0]
             fn = self.rt.function(use, compile_options(self.rt.arch))
-            # the twin has its own tile counts but the step's tables (same groups)
-            launch = Launcher(self.rt, fn, use, use.meta(self._step_tables[n]), len(args),
+            # the twin has its own tile counts and mostly the step's tables (same groups);
+            # a twin whose tables differ (stream_mma's threads' stores beside its C boxes:
+            # C's offsets where the box kernel has box coordinates) gets its own uploaded
+            tables = self._step_tables[n]
+            if len(use.tables) != len(kernel.tables) or any(
+                    a is not b and not np.array_equal(a, b) for a, b in zip(use.tables, kernel.tables)):
+                tables = []
+                for t in use.tables:
+                    t = np.ascontiguousarray(t, dtype=np.int64)
+                    p = self.rt.alloc_persistent(t.nbytes)
+                    self.rt.upload(p, t, self.rt.stream(0))
+                    tables.append(p)
+                self._tables += tables
+                self.rt.synchronize(self.rt.stream(0), "table upload")
+            launch = Launcher(self.rt, fn, use, use.meta(tables), len(args),
                               own.label + f" [unaligned operands: {use.name}]")
             self._twins[use.name] = launch
         return launch

@@ -360,3 +360,63 @@ def test_gpu_stream_mma_past_k64_matches_numpy(monkeypatch, subs, shapes, what):
     p = api.plan_for(subs, shapes, "bfloat16", backend="cuda", strategy="gett")
     assert p.steps[-1].config == (("tile", "stream"),)
     _check16(subs, [_t16(s, "bfloat16", i + 3) for i, s in enumerate(shapes)], "bfloat16")
+
+
+# C stored by TMA boxes (cbox.py; sm_90): ccsd_t's four layouts at a smaller j and k, and a
+# batch; the tile is cut to C's modes (120 x 120, 100 x 96, 120 x 96: box rows of whole sectors)
+BOX_SIZES = dict(a=24, b=20, c=20, i=24, j=2, k=3, m=24)
+BOX_CASES = ["bmji,cakm->kjicba", "amji,cbkm->kjicba", "cmji,bakm->kjicba", "bmki,cajm->kjicba",
+             "zbmji,zcakm->zkjicba"]
+
+
+def _box_shapes(subs):
+    sizes = dict(BOX_SIZES, z=2)
+    return [tuple(sizes[l] for l in t) for t in subs.split("->")[0].split(",")]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("subs", BOX_CASES)
+def test_stream_mma_stores_ccsd_t_by_boxes_and_compiles_without_spills(subs, dtype):
+    shapes = _box_shapes(subs)
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    k = emit_step(p, p.steps[-1], gett_tile="stream")
+    assert k.tmaps and k.tmaps[0].swizzle == "NONE" and k.tmaps[0].ptr == 0 and k.aligned[0] == 0
+    assert "stored by TMA (cp.async.bulk.tensor, one thread)" in k.source and "EincTmap cm" in k.source
+    assert k.fallback is not None and not k.fallback.tmaps  # a misaligned C: the threads' stores
+    assert k.key[-1][:2] in ((120, 120), (100, 96), (120, 96))  # (rows of whole sectors: 96 of 120)
+    assert emit_step(p, p.steps[-1], "sm_80", gett_tile="stream").tmaps == ()  # no bulk tensor copies there
+    for kern in (k, k.fallback):
+        regs, st, ld, log = ptxas(kern)
+        assert 0 < regs <= 128 and st == 0 and ld == 0, log
+        assert kern.smem <= 227 * 1024 // 2
+
+
+def test_stream_box_switch(monkeypatch):
+    monkeypatch.setattr(emit_stream, "BOX_STORE", False)
+    p = api.plan_for(*CCSD_T, "bfloat16", backend="cuda")
+    k = emit_step(p, p.steps[-1])
+    assert not k.tmaps and "C staged per warp for 16-byte stores" in k.source
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("subs", BOX_CASES)
+def test_gpu_stream_mma_stores_c_by_boxes(monkeypatch, subs, dtype):
+    """Three blocks walk every tile (both staging boxes, every ring slot, a store in flight
+    while the next tile is staged); the output is NaN-poisoned; then C 2 bytes past 16-byte
+    alignment takes the threads' store twin."""
+    import torch
+    import einc
+    monkeypatch.setenv("EINC_STREAM", "1")
+    monkeypatch.setattr(emit_stream, "SM_COUNT", 3 if dtype == "bfloat16" else 5)
+    shapes = _box_shapes(subs)
+    p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
+    k = emit_step(p, p.steps[-1])
+    assert p.steps[-1].config == (("tile", "stream"),) and k.tmaps and k.grid[0] <= 10
+    ops = [_t16(s, dtype, i + len(subs)) for i, s in enumerate(shapes)]
+    _check16(subs, ops, dtype)
+    want = einc.einsum(subs, *ops, backend="cuda")
+    flat = torch.full((want.numel() + 1,), float("nan"), dtype=want.dtype, device="cuda")
+    out = flat[1:].view(want.shape)
+    einc.einsum(subs, *ops, out=out, backend="cuda")
+    assert torch.equal(out, want)

@@ -329,14 +329,14 @@ _TMAP_L2 = {"0": "CU_TENSOR_MAP_L2_PROMOTION_NONE"}.get(
 
 def encode_tmap(cu, spec, ptr: int) -> bytes:
     """The CUtensorMap of ``spec`` (codegen.cuda.emit.Tmap) over device address ``ptr``:
-    128-byte swizzle, zero fill out of range, 256-byte L2 promotion."""
+    the spec's swizzle, zero fill out of range, 256-byte L2 promotion."""
     rank = len(spec.dims)
     u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # (the bindings take their own integer types)
     m = check(cu.cuTensorMapEncodeTiled(
         getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{spec.dtype}"), rank, ptr,
         [u64(max(1, int(d))) for d in spec.dims], [u64(int(s)) for s in spec.strides],
         [u32(int(b)) for b in spec.box], [u32(1)] * rank, cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        getattr(cu.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{getattr(spec, 'swizzle', '128B')}"),
         getattr(cu.CUtensorMapL2promotion, _TMAP_L2),
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         f"cuTensorMapEncodeTiled ({spec.dtype} dims {spec.dims} strides {spec.strides} box {spec.box})")

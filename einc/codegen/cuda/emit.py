@@ -107,13 +107,15 @@ class Tmap:
     """A TMA tensor map the runtime encodes for one operand at each new pointer
     (runtime/cuda.py encode_tmap): ``ptr`` its position in the launch's pointers (0: out,
     1..: inputs), ``dtype`` a CUtensorMapDataType name, ``dims`` / ``box`` in elements
-    (innermost first), ``strides`` in bytes of dims 1.., 128-byte swizzle."""
+    (innermost first), ``strides`` in bytes of dims 1.., ``swizzle`` a CUtensorMapSwizzle
+    suffix (128B for the operand stages wgmma reads; NONE for cbox's dense C boxes)."""
 
     ptr: int
     dtype: str
     dims: tuple
     strides: tuple
     box: tuple
+    swizzle: str = "128B"
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
             return emit_skinny(step, dtypes, compute, arch=arch)
         from .emit_stream import TILE as STREAM, emit_stream, stream_applies
         if (gett_tile or planned) == STREAM and stream_applies(step, dtypes, compute):
-            return emit_stream(step, dtypes, compute)
+            return emit_stream(step, dtypes, compute, arch)
         from .emit_mma import MMA_TILES, emit_mma, mma_op
         from .emit_wgmma import WGMMA_TILES, emit_wgmma
         op = None if gett_tile in GETT_TILES else mma_op(step, dtypes, compute, plan.precision)

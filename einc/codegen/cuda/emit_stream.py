@@ -135,9 +135,9 @@ def _variant(kp: int) -> tuple:
     return GETT_LANES[lanes], kp if ku == "all" else 8
 
 
-def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
+def emit_stream(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKernel:
     if _mma(step, dtypes, compute) is not None:
-        return emit_stream_mma(step, dtypes, compute)
+        return emit_stream_mma(step, dtypes, compute, arch=arch)
     K = _k(step)
     KP = _cdiv(K, 8) * 8
     lay = gett_layout(step, BM, BN)
@@ -184,54 +184,100 @@ def emit_stream(step: Step, dtypes, compute) -> CudaStepKernel:
 WM, WN = 2, 4
 
 
-def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True) -> CudaStepKernel:
+# C stored by boxes (cbox.py) where the layout allows, on sm_90 (cp.async.bulk.tensor);
+# EINC_STREAM_BOX=0 keeps the threads' 16-byte stores (A/B measurements)
+BOX_STORE = os.environ.get("EINC_STREAM_BOX", "1") != "0"
+_C_TABLE_WORDS = {"b": 21, "m": 22, "n": 23}  # EincGettMeta's tc_b, tc_m, tc_n (emit.gett_layout)
+
+
+def _box_tables(lay, cb):
+    """The layout's metadata words and tables with C's three table pointers carrying the
+    box tiling instead (stream_mma.cuh reads tc_b as the staging offsets, tc_m / tc_n as
+    the tiles' map coordinates; C's own offset tables are not needed)."""
+    words, tables = list(lay.words), list(lay.tables)
+    for g, tab in (("b", cb.offsets), ("m", cb.coords_m), ("n", cb.coords_n)):
+        w = words[_C_TABLE_WORDS[g]]
+        if isinstance(w, tuple):
+            tables[w[1]] = np.ascontiguousarray(tab)
+        else:
+            words[_C_TABLE_WORDS[g]] = ("table", len(tables))
+            tables.append(np.ascontiguousarray(tab))
+    return tuple(words), tuple(tables)
+
+
+def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True, arch: str = "sm_90",
+                    box: bool = True) -> CudaStepKernel:
     """The fp16/bf16 variant (kernels/stream_mma.cuh); when it loads 16-byte pieces,
-    ``fallback`` is its element-path twin for operands that arrive misaligned."""
+    ``fallback`` is its element-path twin for operands that arrive misaligned. On sm_90 C is
+    stored by TMA boxes where cbox.c_boxes takes the layout (then ``fallback`` is the
+    threads' store, for a C not 16-byte aligned)."""
+    from .cbox import c_boxes
     from .emit_mma import _OPS, _vec_ok
     dtypes = [np.dtype(d) for d in dtypes]
     struct, E, what = _OPS[_mma(step, dtypes, compute)]
     K = _k(step)
     KB = _cdiv(K * E, 32) * 32
-    lay = gett_layout(step, BM, BN)
+    cb = None
+    if box and BOX_STORE and int(arch.split("_")[1].rstrip("a")) >= 90:
+        cb = c_boxes(gett_layout(step, BM, BN, metadata=False), dtypes[0].itemsize, BM, BN)
+    tile_m, tile_n = (cb.tile_m, cb.tile_n) if cb else (BM, BN)
+    lay = gett_layout(step, tile_m, tile_n)
+    words, tables = _box_tables(lay, cb) if cb else (lay.words, lay.tables)
     G, ta, tb, tabled = lay.G, lay.ta, lay.tb, lay.tabled
     a_kmaj, b_kmaj = not _has_unit(G["m"], ta), not _has_unit(G["n"], tb)
     vec_a = vec and _vec_ok(G, "k" if a_kmaj else "m", ta, 16 // E)
     vec_b = vec and _vec_ok(G, "k" if b_kmaj else "n", tb, 16 // E)
     along_m = _along_m(lay, KB // E, E)
     side = lambda r, kmaj: r * (KB + 16) if kmaj else (KB // E) * (r * E + 16)  # mma.cuh EincMmaSmem
-    ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"])), 128) * 128
+    ring = _cdiv(8 * 3 * (4 + 2 * (BM * tabled["m"] + BN * tabled["n"]) + (8 if cb else 0)), 128) * 128
     row = (BN // WN) * dtypes[0].itemsize
     staging = WM * WN * (BM // WM) * (row if row == 64 and dtypes[0].itemsize == 2 else row + 16)  # per warp: WPITCH
+    if cb:
+        staging = 2 * _cdiv(tile_m * tile_n * dtypes[0].itemsize, 128) * 128  # two staged boxes
     smem = ring + 2 * (side(BM, a_kmaj) + side(BN, b_kmaj)) + staging
     minb = BLOCKS_PER_SM if BLOCKS_PER_SM * (smem + 1024) <= SMEM_PER_SM else 1  # K past K_MAX_MMA: one
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (tabled["b"], tabled["m"], tabled["n"], tabled["k"], a_kmaj, b_kmaj, vec_a, vec_b, along_m)
+    boxing = (tile_m, tile_n, cb.rank, cb.batch_dim) if cb else None
     key = (VERSION, "stream_mma", KB, struct, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]))
+           tuple(d.name for d in dtypes[1:]), boxing)
     name = _name("stream_mma", key, dtypes)
     nt = WM * WN * 32
-    targs = ", ".join([f"EincStreamMmaTile<{BM}, {BN}, {WM}, {WN}, {KB}>", struct, *map(b, flags), tout, tcn, tan])
+    tcfg = f"EincStreamMmaTile<{BM}, {BN}, {WM}, {WN}, {KB}" + (f", {', '.join(map(str, boxing))}>" if cb else ">")
+    targs = ", ".join([tcfg, struct, *map(b, flags), tout, tcn, tan])
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
+    cm_param, cm_arg = (", const __grid_constant__ EincTmap cm", ", &cm") if cb else ("", "")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nt}, {minb})\n"
-            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta) {{\n"
-            f"  einc_stream_mma<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta{cm_param}) {{\n"
+            f"  einc_stream_mma<{targs}>(out, {a_arg}, {b_arg}, meta{cm_arg});\n}}\n")
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
     grid = max(1, min(tiles, minb * SM_COUNT))
     load = lambda kmaj, v, mn: (f"{'K' if kmaj else mn}-major, {'16-byte cp.async' if v else 'element loads'}")
+    store = (f"C's {tile_m}x{tile_n} tiles staged as boxes of C ({'x'.join(map(str, cb.tmap.box))} over a "
+             f"rank-{cb.rank} map) and stored by TMA (cp.async.bulk.tensor, one thread)" if cb
+             else "C staged per warp for 16-byte stores")
     family = (f"stream {BM}x{BN} tiles on tensor cores ({what}), all K ({KB} bytes) in one slice, "
               f"{WM}x{WN} warps of {BM // WM}x{BN // WN}, {minb} resident blocks per SM, each walking "
               f"a range of tiles along {'M (B resident)' if along_m else 'N (A resident)'} with the next tile's "
-              f"loads in flight, C staged per warp for 16-byte stores; groups batch={lay.gdesc('b')} M={lay.gdesc('m')} "
+              f"loads in flight, {store}; groups batch={lay.gdesc('b')} M={lay.gdesc('m')} "
               f"N={lay.gdesc('n')} K={lay.gdesc('k')}; A {load(a_kmaj, vec_a, 'M')}; B {load(b_kmaj, vec_b, 'N')}"
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
-    launch = [f"launch:   1-D grid of {grid} blocks of {nt} threads walking {tiles} {BM}x{BN} tiles "
+    launch = [f"launch:   1-D grid of {grid} blocks of {nt} threads walking {tiles} {tile_m}x{tile_n} tiles "
               f"(contiguous ranges); {smem} bytes of dynamic shared memory",
-              f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
+              f"metadata: EincGettMeta, {8 * len(words)} bytes; {len(tables)} offset table(s)"
+              + ("; C's tile boxes in tc_b (staging offsets), tc_m / tc_n (map coordinates)" if cb else "")]
+    if cb:
+        launch.append(f"tensor map: cm (by value, after the metadata) = cuTensorMapEncodeTiled over C, dims "
+                      f"{cb.tmap.dims}, byte strides {cb.tmap.strides}, box {cb.tmap.box}, no swizzle")
     header = _header(step, family, dtypes, compute, lay.modes_line(step), launch)
     source = _assemble(header, ["common.cuh", "gett.cuh", "mma.cuh", "stream.cuh", "stream_mma.cuh"], spec)
     aligned = tuple(t for t, v in ((ta, vec_a), (tb, vec_b)) if v)
-    fallback = emit_stream_mma(step, dtypes, compute, vec=False) if aligned else None
-    return CudaStepKernel(name, source, key, (grid, 1, 1), (nt, 1, 1), smem, lay.tables, 8 * len(lay.words),
-                          lay.words, aligned, fallback)
+    if cb:  # TMA needs C 16-byte aligned; the twin stores by threads (and has its own twin)
+        fallback = emit_stream_mma(step, dtypes, compute, vec=vec, arch=arch, box=False)
+        aligned = (0,) + aligned
+    else:
+        fallback = emit_stream_mma(step, dtypes, compute, vec=False, arch=arch, box=False) if aligned else None
+    return CudaStepKernel(name, source, key, (grid, 1, 1), (nt, 1, 1), smem, tables, 8 * len(words),
+                          words, aligned, fallback, tmaps=(cb.tmap,) if cb else ())

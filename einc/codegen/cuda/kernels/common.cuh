@@ -272,3 +272,9 @@ template <class S0, class... Rest> struct EincTypes<S0, Rest...> {
   static constexpr int rest = EincTypes<Rest...>::max_size;
   static constexpr int max_size = (int)sizeof(S0) > rest ? (int)sizeof(S0) : rest;
 };
+
+// A CUtensorMap (TMA), passed by value as a __grid_constant__ kernel parameter (the host
+// encodes it: runtime/cuda.py encode_tmap); wgmma's operand and C maps, stream_mma's C boxes.
+struct alignas(64) EincTmap {
+  unsigned long long w[16];
+};

@@ -121,11 +121,15 @@ __device__ __forceinline__ void einc_stream_issue(T* __restrict__ s, const T* __
 // The stream kernels' (stream.cuh, stream_mma.cuh) next tile: the header (batch, m0, n0)
 // of the cursor's tile and its tabled rows' offsets (A rows and C rows, then B rows and C
 // columns) into ring slot `o`; then the cursor (cf along the fast tile axis, cs the slow
-// one, cb the batch) advances by one tile.
-template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M>
+// one, cb the batch) advances by one tile. Tiles are BM x BN; the slot's areas are laid
+// out for LM x LN (stream_mma's C boxes: tiles of 120 x 120 in 128 x 128 areas). CO > 0
+// (C stored by boxes, cbox.py): no C offsets; thread 0 copies the tile's packed map
+// coordinates instead, 4 words of p.tc_m (its M tile) to o[CO..] and 4 of p.tc_n to
+// o[CO + 4..] (the same thread reads the slot's previous coordinates for the store first).
+template <int BM, int BN, bool TAB_M, bool TAB_N, bool ALONG_M, int LM = BM, int LN = BN, int CO = 0>
 __device__ __forceinline__ void einc_stream_begin_tile(long long* o, const EincGettMeta& p, int tid, int& cf,
                                                        int& cs, int& cb, int fast, int slow) {
-  constexpr int OM = TAB_M ? BM : 0;
+  constexpr int OM = TAB_M ? LM : 0;
   const long long m0 = static_cast<long long>(ALONG_M ? cf : cs) * BM;
   const long long n0 = static_cast<long long>(ALONG_M ? cs : cf) * BN;
   if (tid == 0) {
@@ -135,11 +139,22 @@ __device__ __forceinline__ void einc_stream_begin_tile(long long* o, const EincG
   }
   if constexpr (TAB_M) {
     if (tid < BM) einc_stream_offsets_copy<BM, BM>(o + 4, p.ta_m, m0, p.M, tid);
-    else if (tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + BM, p.tc_m, m0, p.M, tid - BM);
+    else if (CO == 0 && tid < 2 * BM) einc_stream_offsets_copy<BM, BM>(o + 4 + LM, p.tc_m, m0, p.M, tid - BM);
   }
   if constexpr (TAB_N) {
     if (tid < BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM, p.tb_n, n0, p.N, tid);
-    else if (tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + BN, p.tc_n, n0, p.N, tid - BN);
+    else if (CO == 0 && tid < 2 * BN) einc_stream_offsets_copy<BN, BN>(o + 4 + 2 * OM + LN, p.tc_n, n0, p.N, tid - BN);
+  }
+  if constexpr (CO > 0) {
+    if (tid == 0) {
+      const long long* cm = p.tc_m + 4 * (ALONG_M ? cf : cs);
+      const long long* cn = p.tc_n + 4 * (ALONG_M ? cs : cf);
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        einc_cp_async(o + CO + w, cm + w, true);
+        einc_cp_async(o + CO + 4 + w, cn + w, true);
+      }
+    }
   }
   if (++cf == fast) {
     cf = 0;

@@ -27,8 +27,12 @@
 #include "mma.cuh"
 #include "stream.cuh"
 
-template <int BM_, int BN_, int WM_, int WN_, int KB_> struct EincStreamMmaTile {
+// BMV x BNV: the tile's rows and columns (of BM x BN computed); CRANK > 0: C is stored by
+// boxes of a rank-CRANK tensor map (cbox.py), CBD the map dimension of the batch index (-1).
+template <int BM_, int BN_, int WM_, int WN_, int KB_, int BMV_ = BM_, int BNV_ = BN_, int CRANK_ = 0, int CBD_ = -1>
+struct EincStreamMmaTile {
   static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, KB = KB_;  // KB: bytes of k (all of K)
+  static constexpr int BMV = BMV_, BNV = BNV_, CRANK = CRANK_, CBD = CBD_;
   static constexpr int NT = WM * WN * 32;
   static constexpr int TM = BM / WM, TN = BN / WN;  // warp tile
   static constexpr int MI = TM / 16, NI = TN / 8;   // mma tiles per warp
@@ -79,14 +83,69 @@ __device__ __forceinline__ void einc_stream_mma_issue(unsigned smem, const unsig
   }
 }
 
+// Bulk-copy waits and the proxy fence of the box epilogue (sm_90: the kernels with boxes are
+// only emitted for it; other targets compile them out). READ: until the stores have read
+// their shared memory, else until they completed.
+template <bool READ> __device__ __forceinline__ void einc_bulk_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (READ)
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  else
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void einc_fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// C by boxes (cbox.py): thread 0 stores a staged tile (shared address src) through the map,
+// at the coordinates summed from the tile's slot (o[co..co+3]: its M tile's packed words,
+// o[co+4..]: its N tile's; two 32-bit coordinates a word), plus the batch index o[0] on
+// dimension CBD; then commits the bulk group.
+template <int RANK, int CBD>
+__device__ __forceinline__ void einc_stream_box_store(const EincTmap* map, const long long* o, int co, unsigned src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned long long w0 = o[co] + o[co + 4], w1 = o[co + 1] + o[co + 5], w2 = o[co + 2] + o[co + 6];
+  int c[5] = {static_cast<int>(w0 & 0xFFFFFFFFull), static_cast<int>(w0 >> 32), static_cast<int>(w1 & 0xFFFFFFFFull),
+              static_cast<int>(w1 >> 32), static_cast<int>(w2)};
+  if constexpr (CBD >= 0) c[CBD] += static_cast<int>(o[0]);
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  if constexpr (RANK == 1)
+    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n" ::"l"(m), "r"(c[0]),
+                 "r"(src) : "memory");
+  else if constexpr (RANK == 2)
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(src) : "memory");
+  else if constexpr (RANK == 3)
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(src) : "memory");
+  else if constexpr (RANK == 4)
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(src) : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(src) : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
 template <class Cfg, class Op, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool A_KMAJ, bool B_KMAJ,
           bool VEC_A, bool VEC_B, bool ALONG_M, class TOut, class TC, class TA>
 __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const void* __restrict__ a_ptr,
-                                                const void* __restrict__ b_ptr, const EincGettMeta& p) {
+                                                const void* __restrict__ b_ptr, const EincGettMeta& p,
+                                                const EincTmap* cmap = nullptr) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, NT = Cfg::NT, E = Op::E, KB = Cfg::KB, MI = Cfg::MI, NI = Cfg::NI;
+  constexpr int BMV = Cfg::BMV, BNV = Cfg::BNV;
+  constexpr bool BOX = Cfg::CRANK > 0;
   using LA = EincMmaSmem<BM, E, A_KMAJ, KB>;
   using LB = EincMmaSmem<BN, E, B_KMAJ, KB>;
-  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0, SLOT = 4 + 2 * (OM + ON);
+  constexpr int OM = TAB_M ? BM : 0, ON = TAB_N ? BN : 0;
+  constexpr int CO = BOX ? 4 + 2 * (OM + ON) : 0, SLOT = 4 + 2 * (OM + ON) + (BOX ? 8 : 0);
+  // BOX: the tile staged densely in its box's layout, two buffers (tile i in i % 2) so a
+  // tile is staged while the previous one's store still reads
+  constexpr int BOXB = (BMV * BNV * static_cast<int>(sizeof(TOut)) + 127) / 128 * 128;
   constexpr int RING = (8 * 3 * SLOT + 127) / 128 * 128;
   // The warps' staging rows: 64-byte rows (TN = 32 16-bit columns) packed, their 16-byte
   // chunks XOR-swizzled by (row / 2) % 4, so both the 4-byte fragment writes (8 rows x 4
@@ -99,6 +158,7 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   static_assert(NI % 2 == 0, "B fragments come in pairs of 8-column tiles");
   static_assert(NT >= 2 * BM && NT >= 2 * BN, "one offset copy per thread and group");
   static_assert(RING % 128 == 0 && LA::BYTES % 128 == 0 && LB::BYTES % 128 == 0, "aligned areas");
+  static_assert(!BOX || (BMV <= BM && BNV <= BN && Cfg::TN % 8 == 0), "box tiles within the computed ones");
   using Acc = typename Op::Acc;
 
   extern __shared__ __align__(128) unsigned char einc_smem[];
@@ -120,7 +180,8 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   int cf = first % fast, cs_ = (first / fast) % slow, cb = first / fast / slow;
 
   auto begin_tile = [&](int slot) {
-    einc_stream_begin_tile<BM, BN, TAB_M, TAB_N, ALONG_M>(ring + slot * SLOT, p, tid, cf, cs_, cb, fast, slow);
+    einc_stream_begin_tile<BMV, BNV, TAB_M, TAB_N, ALONG_M, BM, BN, CO>(ring + slot * SLOT, p, tid, cf, cs_, cb, fast,
+                                                                        slow);
   };
   auto issue = [&](int slot, int prev, int& sa, int& sb) {
     const long long* o = ring + slot * SLOT;
@@ -129,18 +190,31 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
     if (prev < 0 || q[0] != bi || q[1] != m0) {
       sa = prev < 0 ? 0 : sa ^ 1;
       einc_stream_mma_issue<BM, E, NT, A_KMAJ, VEC_A, TAB_K, KB>(
-          as + sa * LA::BYTES, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E, m0, p.M, p.K,
+          as + sa * LA::BYTES, A + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E, m0, BOX ? m0 + BMV : p.M, p.K,
           [&](int r) { return TAB_M ? o[4 + r] : (m0 + r) * p.a_m; }, p.a_k, p.ta_k);
     }
     if (prev < 0 || q[0] != bi || q[2] != n0) {
       sb = prev < 0 ? 0 : sb ^ 1;
       einc_stream_mma_issue<BN, E, NT, B_KMAJ, VEC_B, TAB_K, KB>(
-          bs + sb * LB::BYTES, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, n0, p.N, p.K,
+          bs + sb * LB::BYTES, B + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, n0, BOX ? n0 + BNV : p.N, p.K,
           [&](int r) { return TAB_N ? o[4 + 2 * OM + r] : (n0 + r) * p.b_n; }, p.b_k, p.tb_k);
     }
   };
 
   if (count <= 0) return;
+  // BOX: this thread's rows' and column pairs' offsets (elements) in the staged box (the
+  // same in every tile: tiles are box-aligned), from p.tc_b (cbox.py: -1 outside the tile)
+  int fm[MI][2], fn[NI];
+  const unsigned bx0 = smem0 + RING + 2 * (LA::BYTES + LB::BYTES);  // BOX: the two staging boxes
+  if constexpr (BOX) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int a = 0; a < MI; ++a)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) fm[a][h] = static_cast<int>(p.tc_b[wm0 + a * 16 + g + 8 * h]);
+#pragma unroll
+    for (int j = 0; j < NI; ++j) fn[j] = static_cast<int>(p.tc_b[BM + wn0 + j * 8 + 2 * t]);
+  }
   int sa = 0, sb = 0;
   begin_tile(0);
   if (count > 1) begin_tile(1);
@@ -150,8 +224,17 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
   issue(0, -1, sa, sb);
   einc_cp_commit();
   for (int i = 0, slot = 0; i < count; ++i, slot = slot == 2 ? 0 : slot + 1) {
+    // BOX: tile i-2's store has read box i % 2 (it was issued one tile ago) before anyone
+    // stages tile i there
+    if constexpr (BOX) if (tid == 0) einc_bulk_wait<true>();
     einc_cp_wait<0>();
     __syncthreads();  // RAW: tile i's operands, i+1's offsets; WAR: tile i-1's readers (stages, slot, Cs)
+    // BOX: tile i-1 is staged (every thread fenced its writes for the async proxy): store it,
+    // reading its slot before begin_tile (below, thread 0 too) reuses the slot for tile i+2
+    if constexpr (BOX)
+      if (tid == 0 && i > 0)
+        einc_stream_box_store<Cfg::CRANK, Cfg::CBD>(cmap, ring + (slot == 0 ? 2 : slot - 1) * SLOT, CO,
+                                                     bx0 + ((i - 1) & 1) * BOXB);
     const int next = slot == 2 ? 0 : slot + 1;
     int na = sa, nb = sb;
     if (i + 1 < count) issue(next, slot, na, nb);
@@ -167,6 +250,27 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
         for (int q = 0; q < 4; ++q) acc[a][j][q] = Acc(0);
     einc_mma_slice<Op, BM, BN, A_KMAJ, B_KMAJ, KB>(acc, as + sa * LA::BYTES, bs + sb * LB::BYTES, wm0, wn0);
 
+    if constexpr (BOX) {
+      // accumulator (a, j, q): row wm0 + 16a + g + 8(q/2), column wn0 + 8j + 2t + q%2; the
+      // pair of columns is adjacent in the box (cbox: an even inner box of C's unit stride)
+      unsigned char* const bx = einc_smem + (bx0 - smem0) + (i & 1) * BOXB;
+#pragma unroll
+      for (int a = 0; a < MI; ++a)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+            if (fm[a][h] >= 0 && fn[j] >= 0) {
+              EincVec<TOut, 2> v;
+              v.v[0] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h])));
+              v.v[1] = EincStore<TOut>::f(cast<TC>(static_cast<TA>(acc[a][j][2 * h + 1])));
+              *reinterpret_cast<EincVec<TOut, 2>*>(bx + (fm[a][h] + fn[j]) * static_cast<int>(sizeof(TOut))) = v;
+            }
+      einc_fence_proxy_async();  // the generic writes, visible to the TMA store's reads
+      sa = na;
+      sb = nb;
+      continue;
+    }
     // Stage the warp's tile (accumulator (a, j, q) is row g + 8*(q/2), column 2*t + q%2 of
     // mma tile (a, j)) in the warp's own area, then store it: each lane a 16-byte run of
     // CPT columns in 8 of the warp tile's rows, RPL lanes side by side along a row. Only
@@ -227,5 +331,13 @@ __device__ __forceinline__ void einc_stream_mma(void* __restrict__ out, const vo
     }
     sa = na;
     sb = nb;
+  }
+  if constexpr (BOX) {
+    __syncthreads();  // RAW: the last tile is staged
+    if (tid == 0) {
+      einc_stream_box_store<Cfg::CRANK, Cfg::CBD>(cmap, ring + ((count - 1) % 3) * SLOT, CO,
+                                                   bx0 + ((count - 1) & 1) * BOXB);
+      einc_bulk_wait<false>();  // (complete) before the block's shared memory goes
+    }
   }
 }

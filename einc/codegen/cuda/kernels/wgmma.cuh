@@ -129,9 +129,6 @@ template <int R> __device__ __forceinline__ void einc_setmaxnreg_inc() {
 // zero-filling what lies outside the tensor (ragged M, N and K need no predicates). The
 // copies complete_tx on full[s], which the producer armed with the stage's byte count
 // (out-of-range boxes count whole).
-struct alignas(64) EincTmap {
-  unsigned long long w[16];
-};
 struct EincTmaps {
   EincTmap a, b;
 };
