@@ -15,7 +15,7 @@ from einc.codegen.cuda import emit_stream  # noqa: E402
 emit_stream.SM_COUNT = 3
 sizes = dict(a=24, b=20, c=20, i=24, j=2, k=3, m=24, z=2)
 bad = 0
-for subs in ["bmji,cakm->kjicba", "amji,cbkm->kjicba", "cmji,bakm->kjicba", "zbmji,zcakm->zkjicba"]:
+for subs in ["bmji,cakm->kjicba", "amji,cbkm->kjicba", "bmki,cajm->kjicba", "zbmji,zcakm->zkjicba"]:
     shapes = [tuple(sizes[l] for l in t) for t in subs.split("->")[0].split(",")]
     ops = [torch.randn(s, device="cuda").to(torch.bfloat16) for s in shapes]
     got = einc.einsum(subs, *ops).float()

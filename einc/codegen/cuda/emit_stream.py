@@ -218,8 +218,12 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True, arch: str = "
     K = _k(step)
     KB = _cdiv(K * E, 32) * 32
     cb = None
-    if box and BOX_STORE and int(arch.split("_")[1].rstrip("a")) >= 90:
-        cb = c_boxes(gett_layout(step, BM, BN, metadata=False), dtypes[0].itemsize, BM, BN)
+    plain = gett_layout(step, BM, BN, metadata=False)
+    # boxes where C's rows are tabled (the threads' store looks each row's offset up): ccsd_t
+    # amji / bmji / bmki 81-87 -> 62-65 us (ncu, session 22c); with a strided M (cmji, jic
+    # one mode of C) the threads' 16-byte runs are cheap: 67 against 73 us with boxes (22d)
+    if box and BOX_STORE and int(arch.split("_")[1].rstrip("a")) >= 90 and plain.tabled["m"]:
+        cb = c_boxes(plain, dtypes[0].itemsize, BM, BN)
     tile_m, tile_n = (cb.tile_m, cb.tile_n) if cb else (BM, BN)
     lay = gett_layout(step, tile_m, tile_n)
     words, tables = _box_tables(lay, cb) if cb else (lay.words, lay.tables)
