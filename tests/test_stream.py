@@ -392,7 +392,7 @@ def test_stream_mma_stores_ccsd_t_by_boxes_and_compiles_without_spills(subs, dty
 
 def test_stream_box_switch_and_strided_rows(monkeypatch):
     """cmji: C's rows one strided mode (the threads' 16-byte runs measured faster there)."""
-    p = api.plan_for("cmji,bakm->kjicba", _box_shapes("cmji,bakm->kjicba"), "bfloat16", backend="cuda",
+    p = api.plan_for("cmji,bakm->kjicba", [(20, 24, 20, 24), (20, 24, 20, 24)], "bfloat16", backend="cuda",
                      strategy="gett")
     k = emit_step(p, p.steps[-1], gett_tile="stream")
     assert not k.tmaps and "C staged per warp for 16-byte stores" in k.source
