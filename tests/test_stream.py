@@ -392,8 +392,8 @@ def test_stream_mma_stores_ccsd_t_by_boxes_and_compiles_without_spills(subs, dty
 
 def test_stream_box_switch_and_strided_rows(monkeypatch):
     """cmji: C's rows one strided mode (the threads' 16-byte runs measured faster there)."""
-    p = api.plan_for("cmji,bakm->kjicba", [(20, 24, 20, 24), (20, 24, 20, 24)], "bfloat16", backend="cuda",
-                     strategy="gett")
+    p = api.plan_for("cmji,bakm->kjicba", [(20, 24, 20, 24), (20, 24, 20, 24)], "bfloat16", backend="cuda")
+    assert [s.strategy for s in p.steps] == ["reduce", "gett"]  # cmji copied to jicm: M one mode
     k = emit_step(p, p.steps[-1], gett_tile="stream")
     assert not k.tmaps and "C staged per warp for 16-byte stores" in k.source
     monkeypatch.setattr(emit_stream, "BOX_STORE", False)
