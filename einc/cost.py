@@ -123,7 +123,8 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "smallmn": 0.85,  # both operands along their unit-stride K modes, runs of 4-8: guess
           "smallmn/gather": 0.25,  # an operand with no unit stride in K: 4-byte gathers (guess)
           "stream": 0.85,  # fp32: C stored along its unit stride, runs of 24+ (compute-bound: guess)
-          "stream/mma": 0.54}  # bf16 ccsd_t: 184 MB of C in 83 us (ncu, H200) = 2.2 TB/s
+          "stream/mma": 0.54,  # bf16 ccsd_t: 184 MB of C in 83 us (ncu, H200) = 2.2 TB/s
+          "stream/box": 0.70}  # the same with C by TMA boxes (emit_stream.c_box_tiling): 62 us = 3.0 TB/s
 # the fp32 stream kernel's multiply-add rate relative to the SIMT family's peak: ccsd_t's
 # 4.42 GFLOP in 179-180 us (ncu, H200) at wave efficiency 0.976
 STREAM_RATE = 0.64
@@ -456,17 +457,19 @@ def predict_stream(step, in_dtypes, compute, profile=H200) -> Prediction:
     """The stream kernel: compute at the family's peak (SIMT times STREAM_RATE; tensor cores
     for fp16/bf16), K padded to a multiple of 8, and the waves of its two resident blocks per
     SM; memory at the kernel's measured share of the copy bandwidth."""
-    from .codegen.cuda.emit_stream import BLOCKS_PER_SM, BM, BN
+    from .codegen.cuda.emit_stream import BLOCKS_PER_SM, BM, BN, c_box_tiling
     M, N, K, batch = _groups(step.modes)
-    te = tile_efficiency(M, N, K, BM, BN, 8)
-    we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms * BLOCKS_PER_SM)
     flops = 2 * M * N * K * batch
     family = gett_family(in_dtypes, compute, work=M * N * K * batch)
     mma = family.startswith("mma")  # the fp16/bf16 variant: tensor cores, memory-bound
+    cb = c_box_tiling(step, np.dtype(in_dtypes[0]).itemsize) if mma else None
+    tm, tn = (cb.tile_m, cb.tile_n) if cb else (BM, BN)
+    te = tile_efficiency(M, N, K, tm, tn, 8) * tm * tn / (BM * BN)
+    we = wave_efficiency(batch * _cdiv(M, tm) * _cdiv(N, tn), profile.sms * BLOCKS_PER_SM)
     compute_s = flops / (profile.peak(family) * (1.0 if mma else STREAM_RATE) * te * we) if flops else 0.0
-    memory = step.bytes / (profile.bandwidth * ACCESS["stream/mma" if mma else "stream"])
-    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch,
-                      f"{'stream_mma' if mma else 'stream'} {BM}x{BN}", te, we)
+    memory = step.bytes / (profile.bandwidth * ACCESS["stream/box" if cb else "stream/mma" if mma else "stream"])
+    what = f"stream_mma {tm}x{tn} tiles, C by TMA boxes" if cb else f"{'stream_mma' if mma else 'stream'} {BM}x{BN}"
+    return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, what, te, we)
 
 
 def predict_smallmn(step, in_dtypes, compute, profile=H200) -> Prediction:

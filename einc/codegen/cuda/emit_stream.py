@@ -205,25 +205,30 @@ def _box_tables(lay, cb):
     return tuple(words), tuple(tables)
 
 
+def c_box_tiling(step: Step, out_itemsize: int, arch: str = "sm_90"):
+    """cbox.CBoxes for the tensor-core stream kernel's C, or None: on sm_90 and where C's
+    rows are tabled (the threads' store looks each row's offset up): ccsd_t amji / bmji /
+    bmki 81-87 -> 62-65 us (ncu, session 22c); with a strided M (cmji, jic one mode of C)
+    the threads' 16-byte runs are cheap: 67 against 73 us with boxes (22d)."""
+    from .cbox import c_boxes
+    plain = gett_layout(step, BM, BN, metadata=False)
+    if not BOX_STORE or int(arch.split("_")[1].rstrip("a")) < 90 or not plain.tabled["m"]:
+        return None
+    return c_boxes(plain, out_itemsize, BM, BN)
+
+
 def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True, arch: str = "sm_90",
                     box: bool = True) -> CudaStepKernel:
     """The fp16/bf16 variant (kernels/stream_mma.cuh); when it loads 16-byte pieces,
     ``fallback`` is its element-path twin for operands that arrive misaligned. On sm_90 C is
     stored by TMA boxes where cbox.c_boxes takes the layout (then ``fallback`` is the
     threads' store, for a C not 16-byte aligned)."""
-    from .cbox import c_boxes
     from .emit_mma import _OPS, _vec_ok
     dtypes = [np.dtype(d) for d in dtypes]
     struct, E, what = _OPS[_mma(step, dtypes, compute)]
     K = _k(step)
     KB = _cdiv(K * E, 32) * 32
-    cb = None
-    plain = gett_layout(step, BM, BN, metadata=False)
-    # boxes where C's rows are tabled (the threads' store looks each row's offset up): ccsd_t
-    # amji / bmji / bmki 81-87 -> 62-65 us (ncu, session 22c); with a strided M (cmji, jic
-    # one mode of C) the threads' 16-byte runs are cheap: 67 against 73 us with boxes (22d)
-    if box and BOX_STORE and int(arch.split("_")[1].rstrip("a")) >= 90 and plain.tabled["m"]:
-        cb = c_boxes(plain, dtypes[0].itemsize, BM, BN)
+    cb = c_box_tiling(step, dtypes[0].itemsize, arch) if box else None
     tile_m, tile_n = (cb.tile_m, cb.tile_n) if cb else (BM, BN)
     lay = gett_layout(step, tile_m, tile_n)
     words, tables = _box_tables(lay, cb) if cb else (lay.words, lay.tables)
