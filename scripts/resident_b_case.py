@@ -1,5 +1,6 @@
-"""compute-sanitizer case for the resident-B wgmma tile (ws1r): bf16 ap,srqp at a small
-size, grid capped at 2 blocks (each walks many tiles with B resident), checked against torch.
+"""bf16 ap,srqp at a small size with the wgmma grid capped at 2 blocks, checked against torch
+(written for session 22's resident-B tile, benchmarks/patches/session22-wgmma-resident-b.diff;
+at this size the plan takes the all-loader wgmma128x128 tile).
 
     compute-sanitizer --tool racecheck python3 scripts/resident_b_case.py
 """
