@@ -18,6 +18,16 @@
 //   issue t+1's changed panels; copy t+2's offsets
 //   mma over tile t; stage the warp's part; __syncwarp; store it
 //
+// C by boxes (Cfg::CRANK > 0, sm_90; emit_stream.c_box_tiling, cbox.py): tiles are BMV x BNV
+// (cut to C's modes, within the 128 x 128 computed), each one box of C's tensor map. Every
+// thread writes its accumulators into the tile's staging box (offsets per row and column
+// pair from p.tc_b, loaded once) and fences them for the async proxy; after the next tile's
+// barrier thread 0 stores the box with cp.async.bulk.tensor at the coordinates its slot holds
+// (p.tc_m / p.tc_n words, copied by begin_tile), two boxes alternating, each one's store
+// waited for (read) before it is staged again:
+//
+//   [t0: wait(read) store(i-2)]; wait; barrier; [t0: store(i-1)]; issue; mma(i); stage(i); fence
+//
 // Loads: an operand whose fast group has a unit-stride innermost mode (emit_mma._vec_ok)
 // moves 16-byte cp.async pieces (the runtime launches the element twin when it is not
 // 16-byte aligned); else elements through registers, loaded and stored at once (the
