@@ -424,3 +424,31 @@ def test_gpu_stream_mma_stores_c_by_boxes(monkeypatch, subs, dtype):
     out = flat[1:].view(want.shape)
     einc.einsum(subs, *ops, out=out, backend="cuda")
     assert torch.equal(out, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("order", [(0, 1, 2, 3, 4, 5), (1, 0, 2, 3, 5, 4), (2, 0, 1, 3, 4, 5)])
+def test_gpu_stream_mma_boxes_into_permuted_and_strided_outputs(monkeypatch, order):
+    """out= a permuted view of a buffer (C's strides not C-order: the boxes follow them, or the
+    threads' stores take over where they do not fit) and a view with every other element
+    (no unit stride: the threads' stores); NaN-poisoned, checked against float64 numpy."""
+    import torch
+    import einc
+    monkeypatch.setenv("EINC_STREAM", "1")
+    monkeypatch.setattr(emit_stream, "SM_COUNT", 3)
+    subs = "bmji,cakm->kjicba"
+    shapes = _box_shapes(subs)
+    ops = [_t16(s, "bfloat16", i + 40) for i, s in enumerate(shapes)]
+    host = [o.float().cpu().numpy().astype(np.float64) for o in ops]
+    ref = np.einsum(subs, *host)
+    base = torch.full(tuple(ref.shape[i] for i in order), float("nan"), dtype=torch.bfloat16, device="cuda")
+    out = base.permute(*np.argsort(order).tolist())
+    assert out.shape == ref.shape
+    einc.einsum(subs, *ops, out=out, backend="cuda")
+    got = out.float().cpu().numpy()
+    assert not np.isnan(got).any() and np.allclose(got, ref, rtol=2 ** -7, atol=2 ** -6 * np.abs(ref).max())
+    wide = torch.full(ref.shape[:-1] + (2 * ref.shape[-1],), float("nan"), dtype=torch.bfloat16, device="cuda")
+    einc.einsum(subs, *ops, out=wide[..., ::2], backend="cuda")
+    got = wide[..., ::2].float().cpu().numpy()
+    assert not np.isnan(got).any() and np.allclose(got, ref, rtol=2 ** -7, atol=2 ** -6 * np.abs(ref).max())
+    assert torch.isnan(wide[..., 1::2]).all()  # nothing written between

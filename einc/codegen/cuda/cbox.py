@@ -153,8 +153,8 @@ def _boxes(lay, itemsize: int, bm: int, bn: int, cap_n: int) -> CBoxes | None:
         e, st = G["b"][0]
         split.append((int(e), int(st[0]), 1, [], 1))
         batch_dim = len(split) - 1
-    if len(split) > MAX_RANK or (split[0][2] * itemsize) % 16:
-        return None
+    if len(split) > MAX_RANK or (split[0][2] * itemsize) % 16 or any(e >= 2 ** 31 for e, *_ in split):
+        return None  # (coordinates are 32-bit signed)
     if any((s * itemsize) % 16 or s * itemsize >= 2 ** 40 for _, s, _, _, _ in split[1:]):
         return None
     # staging offsets: modes in stride order, each box dense inside the ones below it
