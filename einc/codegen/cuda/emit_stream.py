@@ -260,7 +260,7 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True, arch: str = "
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nt}, {minb})\n"
             f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta{cm_param}) {{\n"
             f"  einc_stream_mma<{targs}>(out, {a_arg}, {b_arg}, meta{cm_arg});\n}}\n")
-    tiles_m, tiles_n = lay.tiles(BM, BN)
+    tiles_m, tiles_n = lay.tiles(tile_m, tile_n)
     tiles = lay.ext["b"] * tiles_m * tiles_n
     grid = max(1, min(tiles, minb * SM_COUNT))
     load = lambda kmaj, v, mn: (f"{'K' if kmaj else mn}-major, {'16-byte cp.async' if v else 'element loads'}")
