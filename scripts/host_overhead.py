@@ -1,7 +1,9 @@
 """Host time of one einc.einsum call on CUDA tensors (no synchronisation), beside torch.einsum,
 and where einc's goes (cProfile, the top entries by own time):
 
-    python3 scripts/host_overhead.py 'EXPR:a=4,b=4,...' ...
+    python3 scripts/host_overhead.py [dtype] 'EXPR:a=4,b=4,...' ...
+
+(session 22 ran it as scripts/host_time.py, 40 calls a figure, on bf16 TCCG sizes)
 """
 import cProfile
 import pstats
@@ -12,10 +14,12 @@ import torch
 
 import einc
 
-for arg in sys.argv[1:]:
+args = sys.argv[1:]
+dtype = getattr(torch, args.pop(0) if args and ":" not in args[0] else "float32")
+for arg in args:
     subs, sz = arg.split(":")
     sizes = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sz.split(",")}
-    ops = [torch.randn(*[sizes[l] for l in t], device="cuda") for t in subs.split("->")[0].split(",")]
+    ops = [torch.randn(*[sizes[l] for l in t], device="cuda").to(dtype) for t in subs.split("->")[0].split(",")]
     for name, fn in (("einc", lambda: einc.einsum(subs, *ops)), ("torch", lambda: torch.einsum(subs, *ops))):
         for _ in range(20):
             fn()
