@@ -353,15 +353,8 @@ class CudaExecutable:
         for n, step in enumerate(plan.steps):
             kernel = emit_step(plan, step, rt.arch)
             fn = rt.function(kernel, options)
-            ptrs = []
-            for t in kernel.tables:
-                t = np.ascontiguousarray(t, dtype=np.int64)
-                p = rt.alloc_persistent(t.nbytes)
-                rt.upload(p, t, rt.stream(0))
-                ptrs.append(p)
-            self._tables += ptrs
+            ptrs = self._upload_tables(kernel.tables)
             self._step_tables.append(ptrs)
-            rt.synchronize(rt.stream(0), "table upload")
             label = f"step {n} ({step.text}, strategy={step.strategy}, kernel {kernel.name})"
             self.kernels.append(kernel)
             which = (step.result, *step.operands)
@@ -449,6 +442,18 @@ class CudaExecutable:
             for p in temps:
                 self.rt.free(p, stream)
 
+    def _upload_tables(self, tables) -> list:
+        """Device copies of a kernel's int64 offset tables (kept for the executable's life)."""
+        rt, ptrs = self.rt, []
+        for t in tables:
+            t = np.ascontiguousarray(t, dtype=np.int64)
+            p = rt.alloc_persistent(t.nbytes)
+            rt.upload(p, t, rt.stream(0))
+            ptrs.append(p)
+        self._tables += ptrs
+        rt.synchronize(rt.stream(0), "table upload")
+        return ptrs
+
     def _twin(self, n: int, args):
         """Step n's launcher for these pointers: None when its own kernel takes them."""
         kernel = self.kernels[n]
@@ -466,14 +471,7 @@ class CudaExecutable:
             tables = self._step_tables[n]
             if len(use.tables) != len(kernel.tables) or any(
                     a is not b and not np.array_equal(a, b) for a, b in zip(use.tables, kernel.tables)):
-                tables = []
-                for t in use.tables:
-                    t = np.ascontiguousarray(t, dtype=np.int64)
-                    p = self.rt.alloc_persistent(t.nbytes)
-                    self.rt.upload(p, t, self.rt.stream(0))
-                    tables.append(p)
-                self._tables += tables
-                self.rt.synchronize(self.rt.stream(0), "table upload")
+                tables = self._upload_tables(use.tables)
             launch = Launcher(self.rt, fn, use, use.meta(tables), len(args),
                               own.label + f" [unaligned operands: {use.name}]")
             self._twins[use.name] = launch
