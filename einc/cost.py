@@ -151,6 +151,7 @@ class Prediction:
     family: str  # e.g. "gett 128x128x8", "reduce rows"
     tile_eff: float = 1.0
     wave_eff: float = 1.0
+    stream_k: bool = False  # the wgmma tile's last wave cut into k runs (emit_wgmma.stream_k)
 
     @property
     def bound(self) -> str:
@@ -236,18 +237,28 @@ def resident_tiles(tile: str, family: str) -> int:
     return DM_TILES[tile][1] if tile in DM_TILES else NARROW_TILES.get(tile, 1)
 
 
+def _stream_k(tile: str, tiles: int, K: int, itemsize: int) -> bool:
+    from .codegen.cuda.emit_wgmma import stream_k
+    op = {1: "int8", 2: "bfloat16", 4: "float32"}.get(itemsize)
+    return op is not None and stream_k(tile, tiles, K, op) > 0
+
+
 def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4, gather=1.0) -> Prediction:
     """A tiled GEMM kernel (gett or mma) on a batch x M x N x K step moving ``nbytes``;
     ``gather`` scales compute and memory rates for operands addressed through offset tables."""
     BM, BN, BK = _tile_dims(tile, itemsize)
     flops = 2 * M * N * K * batch
     te = tile_efficiency(M, N, K, BM, BN, BK)
-    we = wave_efficiency(batch * _cdiv(M, BM) * _cdiv(N, BN), profile.sms * resident_tiles(tile, family))
+    tiles = batch * _cdiv(M, BM) * _cdiv(N, BN)
+    we = wave_efficiency(tiles, profile.sms * resident_tiles(tile, family))
+    sk = tile.startswith("wgmma") and _stream_k(tile, tiles, K, itemsize)
+    if sk:
+        we = 1.0  # the last wave's tiles are cut into even k runs across every SM
     rate = profile.peak(family) * TILE_RATE.get(tile, 1.0) * te * we * gather
     compute = flops / rate if flops else 0.0
     memory = nbytes / (profile.bandwidth * ACCESS["gett"] * gather)
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch,
-                      tile if tile.startswith(("mma", "wgmma")) else f"{family.split('/')[0]} {tile}", te, we)
+                      tile if tile.startswith(("mma", "wgmma")) else f"{family.split('/')[0]} {tile}", te, we, sk)
 
 
 def _lanes_per_output(outputs: int, terms: int, access: str, slots: int) -> int:
@@ -695,7 +706,8 @@ def explain_lines(plan, profile=None) -> tuple:
         split = int(np.prod(cuts)) if cuts else None
         tma = p.family.startswith("wgmma") and "ws" in p.family and _loads_by_tma(plan, s, p.family)
         parts = s.option("parts")  # (the smallmn kernel's flat split)
-        how = (f"{p.family}" + (" (TMA)" if tma else "") + (f" split={split}" if split else "")
+        how = (f"{p.family}" + (" (TMA)" if tma else "") + (" stream-K tail" if p.stream_k else "")
+               + (f" split={split}" if split else "")
                + (f" parts={parts}" if parts else ""))
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",
                "memory": "memory-bound", "launch": "launch-bound"}[p.bound]

@@ -472,7 +472,9 @@ class CudaExecutable:
             if len(use.tables) != len(kernel.tables) or any(
                     a is not b and not np.array_equal(a, b) for a, b in zip(use.tables, kernel.tables)):
                 tables = self._upload_tables(use.tables)
-            launch = Launcher(self.rt, fn, use, use.meta(tables), len(args),
+            # (a scratch of the kernel's own, passed last, is not the twin's parameter)
+            nptrs = len(args) - (1 if kernel.scratch and not use.scratch else 0)
+            launch = Launcher(self.rt, fn, use, use.meta(tables), nptrs,
                               own.label + f" [unaligned operands: {use.name}]")
             self._twins[use.name] = launch
         return launch

@@ -84,6 +84,25 @@ TMA_STORE = os.environ.get("EINC_WGMMA_TMA_STORE", "1") != "0"
 _TMAP_DTYPE = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32", "int8": "UINT8",
                "uint8": "UINT8"}  # raw bits: the tensor cores read them as the instruction's type
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
+# Stream-K tail (kernels/wgmma.cuh EincWgmmaUnits): the ring-staged warp-specialised tiles
+# (one block per SM) run on a persistent grid of SM_COUNT blocks; the whole waves' tiles are
+# walked as they are, the last partial wave's are cut into even runs of k slices, one per
+# block, whose partial tiles meet in a scratch. Taken where the last wave would leave at
+# least SK_MIN_GAIN of the machine idle and every run has SK_MIN_SLICES slices or more.
+# EINC_WGMMA_STREAMK=0: the plain grid, one block per tile.
+# Only 256x128ws takes it (session 23b, ncu at fixed clocks, SK / plain, twice: bf16 njmi,kmln
+# 1.43 / 1.48, 1.42 / 1.45 ms). On 128x256ws it measured 6% slower (bf16 ki,jk 7248 1.30 / 1.22,
+# 1.29 / 1.22; fp16 8192^3 1.79 / 1.67, 1.76 / 1.67): the whole waves' static round-robin
+# loses the hardware's dynamic block dispatch, which already absorbs most of a last half-wave.
+STREAM_K = os.environ.get("EINC_WGMMA_STREAMK", "1") != "0"
+SK_TILES = ("wgmma256x128ws",)
+# setmaxnreg targets of a stream-K tile where its own (0: keep 96 each) leave the consumers too
+# few registers for the partial-tile sums (256x128ws spilled 186 bytes; 40 / 104 none). The
+# targets must fit the block's launch allocation (640 x 96): 128 x 40 + 512 x 104 = 58368; a
+# consumer asking for more than the producer gave back waits forever (40 / 112 hung on the H200)
+SK_REGS = {"wgmma256x128ws": (40, 104)}
+SK_MIN_SLICES = 8
+SK_MIN_GAIN = 0.02
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
 # along k (measured on the H200; see benchmarks/NOTES.md)
 MN_OFFSETS = {"lbo": "atom_n", "sbo": "atom_k"}
@@ -163,6 +182,35 @@ def loader_tile(step: Step) -> str:
     if tiles(256, 128) >= SM_COUNT:
         return "wgmma256x128"
     return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
+
+
+def stream_k(tile: str, tiles: int, k: int, op: str) -> int:
+    """Blocks of the stream-K grid for ``tiles`` output tiles over K = ``k``, or 0 (the plain
+    grid). The gain is the share of the last wave's slots left idle: 1653 tiles on 132 SMs
+    (bf16 7248^2) are 12.52 waves run as 13, 3.7%.
+
+    >>> stream_k("wgmma256x128ws", 1653, 7248, "bfloat16"), stream_k("wgmma256x128ws", 1584, 7248, "bfloat16")
+    (132, 0)
+    """
+    grid = min(SM_COUNT, MAX_GRID)
+    nk = _cdiv(k, 128 // _PTX[op][2])
+    tail = tiles % grid
+    if not STREAM_K or tile not in SK_TILES or tail == 0 or tail * nk < SK_MIN_SLICES * grid:
+        return 0
+    waves = tiles / grid
+    if 1 - waves / -(-tiles // grid) < SK_MIN_GAIN:
+        return 0
+    if grid * grid * nk >= 2 ** 32:  # the kernel cuts the runs in 32 bits
+        return 0
+    return grid
+
+
+def sk_scratch(tile: str, tiles: int, grid: int) -> tuple:
+    """(scratch bytes, bytes zeroed): an arrival count per tail tile (256-byte padded, kernels/
+    wgmma.cuh einc_wgmma_sk_counts_bytes), then two slots of BM x BN 4-byte accumulators per block."""
+    bm, bn = WGMMA_TILES[tile][:2]
+    counts = ((tiles % grid) * 4 + 255) // 256 * 256
+    return counts + 2 * grid * bm * bn * 4, counts
 
 
 def smem_bytes(tile: str, out_bytes: int = 4, tma_c: bool = False) -> int:
@@ -371,6 +419,9 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     smem = smem_bytes(cfg, dtypes[0].itemsize, cmap is not None)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
+    sk = stream_k(cfg, tiles, lay.ext["k"], op)
+    scratch, scratch_zero = sk_scratch(cfg, tiles, sk) if sk else (0, 0)
+    ws = SK_REGS.get(cfg, ws) if sk else ws
     tout, tcn, tan, _ = _types(dtypes, compute)
     b = lambda x: "true" if x else "false"
     flags = (lay.tabled["b"], lay.tabled["m"], lay.tabled["n"], lay.tabled["k"], b_kmaj)
@@ -383,16 +434,24 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit)
+           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit, bool(sk))
     name = _name("wgmma", key, dtypes)
     sep = cfg in SEPARATE_STAGING
-    tail = [str(rank), str(tma_opt)] if rank or sep else []
-    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail + (["true"] if sep else [])
-                      + (["true", "EincTmaps3"] if cmap else []) + (["true"] if csplit else []))
+    # einc_wgmma_gett_ws's trailing template arguments, as far as this kernel needs them:
+    # TMA_RANK, TMA_OPT, SEP, TMA_C, TM, C_SPLIT, SK
+    tail = [str(rank), str(tma_opt)] if rank or sep or sk else []
+    tail += [b(sep)] if sep or sk else []
+    tail += [b(cmap), "EincTmaps3" if cmap else "EincTmaps"] if cmap or sk else []
+    tail += [b(csplit)] if csplit or sk else []
+    tail += ["true"] if sk else []
+    targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail)
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (f", const __grid_constant__ EincTmaps{'3' if cmap else ''} tm", ", &tm") if rank else ("", "")
+    if sk:
+        tm_arg = (tm_arg or ", nullptr") + ", static_cast<unsigned char*>(scratch)"
     spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
-            f"{name}(void* out, const void* in0, const void* in1, const EincGettMeta meta{tm_param}) {{\n"
+            f"{name}(void* out, const void* in0, const void* in1, {'void* scratch, ' if sk else ''}"
+            f"const EincGettMeta meta{tm_param}) {{\n"
             f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta{tm_arg});\n}}\n")
     g = lay.gdesc
     family = (f"wgmma (Hopper warpgroup tensor cores, m64n{BN}k{_PTX[op][3]}{_PTX[op][0]}); "
@@ -406,9 +465,13 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
               + (f"TMA boxes (cp.async.bulk.tensor.{rank}d, one producer thread)" if rank else "16-byte cp.async")
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
     resident = MIN_BLOCKS.get(cfg, 1) * SM_COUNT
-    grid = min(tiles, resident, MAX_GRID) if sep else min(tiles, MAX_GRID)
+    grid = sk or (min(tiles, resident, MAX_GRID) if sep else min(tiles, MAX_GRID))
     launch = [(f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks ({resident // SM_COUNT} per SM) walking "
                f"the {BM}x{BN} output tiles, C staged apart from the ring" if sep else
+               f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks: the first {tiles - tiles % grid} of "
+               f"the {tiles} {BM}x{BN} output tiles walked whole, the last {tiles % grid} as stream-K runs of k slices "
+               f"(one per block; split tiles summed through a {scratch}-byte scratch, its {scratch_zero}-byte "
+               f"arrival counts zeroed per launch)" if sk else
                f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
                f"(grid-stride, capped at 2^31-1)") + f"; {smem} bytes of dynamic shared memory; sm_90a",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
@@ -424,4 +487,4 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     fallback = emit_mma(plan, step, dtypes, compute, op)
     return CudaStepKernel(name, source, key, (max(1, grid), 1, 1), (nthreads, 1, 1), smem,
                           lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a",
-                          tmaps=tmaps)
+                          tmaps=tmaps, scratch=scratch, scratch_zero=scratch_zero)

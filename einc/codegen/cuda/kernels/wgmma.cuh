@@ -593,15 +593,116 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
   }
 }
 
+// Stream-K tail (SK, the non-SEP warp-specialised tiles with a persistent grid of G blocks):
+// the first `dp` tiles (a whole number of waves) are walked data-parallel, tile blockIdx.x +
+// i*G; the last partial wave's tiles (tiles % G of them) become one range of (tile, k slice)
+// iterations cut evenly across the G blocks, so every block ends at the same time instead of
+// part of the GPU idling through a last half-wave. A block's range holds at most one piece
+// that ends a tile and one that starts one (whole tiles between them need nothing); the
+// pieces of a split tile meet in a scratch the runtime zeroes: per tail tile one arrival
+// count, then two slots per block (its range's first piece, and its last) of BM x BN
+// accumulators. Each piece stores its partial and counts itself in; the last to arrive sums
+// the pieces in k order (its own read back too, so the sum does not depend on timing) and
+// stores C. Nobody waits on another block, so no schedule can deadlock.
+struct EincWgmmaUnits {
+  // (the tail's arithmetic is 32-bit: the emitter keeps grid^2 x slices below 2^32, and a
+  // 64-bit division would be a call whose stack spills the consumers' accumulators)
+  long long dp, tile;             // data-parallel tiles; the current unit's tile
+  unsigned iters, first, pos, end;  // the tail's iterations; this block's range of them
+  int nk, kb, ke;                 // the current unit's k slices [kb, ke)
+  bool live;
+  __device__ __forceinline__ EincWgmmaUnits(long long tiles, int nk_, bool sk) : nk(nk_) {
+    const unsigned G = gridDim.x, tail = sk && nk_ > 0 ? static_cast<unsigned>(tiles % G) : 0u;
+    dp = tiles - tail;
+    iters = tail * static_cast<unsigned>(nk_);
+    first = start_of(blockIdx.x);
+    end = start_of(blockIdx.x + 1);
+    pos = first;
+    tile = blockIdx.x;
+    kb = 0;
+    ke = nk;
+    live = true;
+    if (tile >= dp) tail_unit();
+  }
+  __device__ __forceinline__ void tail_unit() {
+    live = pos < end;
+    if (!live) return;
+    const unsigned t = pos / static_cast<unsigned>(nk);
+    kb = static_cast<int>(pos - t * static_cast<unsigned>(nk));
+    ke = static_cast<int>(end - pos) < nk - kb ? kb + static_cast<int>(end - pos) : nk;
+    tile = dp + t;
+  }
+  __device__ __forceinline__ void next() {
+    if (tile < dp) {
+      tile += gridDim.x;
+      if (tile < dp) return;
+      tail_unit();
+      return;
+    }
+    pos += static_cast<unsigned>(ke - kb);
+    tail_unit();
+  }
+  __device__ __forceinline__ bool whole() const { return kb == 0 && ke == nk; }
+  // the tail range's first iteration of block g, and the block holding iteration i
+  __device__ __forceinline__ unsigned start_of(unsigned g) const { return iters * g / gridDim.x; }
+  __device__ __forceinline__ unsigned block_of(unsigned i) const { return ((i + 1) * gridDim.x + iters - 1) / iters - 1; }
+};
+__host__ __device__ __forceinline__ long long einc_wgmma_sk_counts_bytes(long long tail) {
+  return (tail * 4 + 255) / 256 * 256;
+}
+
+// The split tile's pieces meet (SK): true in the block that stores C, with the sum in d.
+// Only the NTC consumer threads take part (named barrier 1).
+template <class Cfg, class Mma>
+__device__ __forceinline__ bool einc_wgmma_sk_combine(typename Mma::Acc* d, unsigned char* scratch,
+                                                      const EincWgmmaUnits& u, int tid) {
+  using Acc = typename Mma::Acc;
+  constexpr int W = Cfg::MH * Mma::NACC, NTC = Cfg::NTC, SLOT = W * NTC;
+  __shared__ unsigned einc_sk_arrived;
+  const unsigned t = static_cast<unsigned>(u.tile - u.dp), nk = static_cast<unsigned>(u.nk);
+  unsigned* count = reinterpret_cast<unsigned*>(scratch);
+  Acc* slots = reinterpret_cast<Acc*>(scratch + einc_wgmma_sk_counts_bytes(u.iters / nk)) + tid;
+  // slot of block g's piece starting at iteration s: 2g for the range's first piece, else 2g+1
+  const auto slot = [&](unsigned g, unsigned s) { return static_cast<long long>(2 * g + (s == u.start_of(g) ? 0 : 1)); };
+  Acc* mine = slots + slot(blockIdx.x, u.pos) * SLOT;
+#pragma unroll
+  for (int j = 0; j < W; ++j) __stcg(mine + j * NTC, d[j]);
+  __threadfence();
+  einc_named_bar<1, NTC>();
+  const unsigned g0 = u.block_of(t * nk), g1 = u.block_of((t + 1) * nk - 1);
+  if (tid == 0) einc_sk_arrived = atomicAdd(count + t, 1u);
+  einc_named_bar<1, NTC>();
+  if (einc_sk_arrived != g1 - g0) return false;
+  __threadfence();
+  // CH accumulators at a time: the compiler barrier between chunks keeps it from hoisting all
+  // W loads ahead of the adds (W more registers than the consumers have: it spilled)
+  constexpr int CH = 16;
+  static_assert(W % CH == 0, "whole chunks");
+#pragma unroll
+  for (int c = 0; c < W; c += CH) {
+    for (unsigned g = g0; g <= g1; ++g) {
+      const unsigned s = u.start_of(g), piece = s > t * nk ? s : t * nk;
+      const Acc* src = slots + slot(g, piece) * SLOT;
+#pragma unroll
+      for (int j = c; j < c + CH; ++j) {
+        const Acc v = __ldcg(src + j * NTC);
+        d[j] = g == g0 ? v : d[j] + v;
+      }
+    }
+    asm volatile("" ::: "memory");
+  }
+  return true;
+}
+
 // TMA_RANK 0: the producer warpgroup copies 16-byte pieces (EincWgmmaLeanLoader); 2 or 3:
 // its first thread copies boxes through the tensor maps ``tm`` (rank 3: a batch dimension),
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false, bool TMA_C = false,
-          class TM = EincTmaps, bool C_SPLIT = false>
+          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
-                                                   const TM* tm = nullptr) {
+                                                   const TM* tm = nullptr, unsigned char* scratch = nullptr) {
   constexpr int NTC = Cfg::NTC, S = Cfg::S, E = Mma::E, KE = 128 / E;
   constexpr bool TMA = TMA_RANK > 0;
   // TMA_OPT (A/B measurements): bit 0 keeps the consumers' proxy fence after each full wait
@@ -612,6 +713,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   // only where each group is one strided mode of the operand reading it)
   static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
   static_assert(S >= 2, "one stage computing, one loading");
+  static_assert(!(SK && SEP), "the stream-K tail is the ring-staged tiles' (no resident operand)");
   using Acc = typename Mma::Acc;
   using Loader = EincWgmmaLeanLoader<Cfg, E, TAB_M, TAB_N, TAB_K, B_KMAJ>;
 
@@ -651,7 +753,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   const bool keep = SEP && TMA && p.batch == 1 && nk > 0 && S % nk == 0;
   if (wg == Cfg::WG) {  // the producer warpgroup
     einc_setmaxnreg_dec<Cfg::REG_P>();
-    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next()) {
+      const long long tile = u.tile;
       long long bi, m0, n0;
       einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
       if constexpr (TMA) {
@@ -661,7 +764,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tm->b)) : "memory");
           }
           const int m = static_cast<int>(m0), n = static_cast<int>(n0), b = static_cast<int>(bi);
-          for (int kt = 0; kt < nk; ++kt, ++it) {
+          for (int kt = u.kb; kt < u.ke; ++kt, ++it) {
             const unsigned stage = it % S, round = it / S, st = smem0 + stage * Cfg::STAGE;
             const unsigned full = full0 + 8 * stage;
             const int k = kt * KE;
@@ -680,14 +783,14 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
             }
           }
         } else {
-          it += nk;
+          it += u.ke - u.kb;
         }
       } else {
         const Loader ld(tid - NTC,
                         static_cast<const unsigned char*>(a_ptr) + einc_goff<TAB_B>(bi, p.a_b, p.ta_b) * E,
                         static_cast<const unsigned char*>(b_ptr) + einc_goff<TAB_B>(bi, p.b_b, p.tb_b) * E, m0, n0,
                         p);
-        for (int kt = 0; kt < nk; ++kt, ++it) {
+        for (int kt = u.kb; kt < u.ke; ++kt, ++it) {
           const unsigned stage = it % S, round = it / S;
           einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);  // the consumers released round-1
           ld.issue(kt, smem0 + stage * Cfg::STAGE, p);
@@ -706,22 +809,25 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   } else {  // consumer warpgroups 0..WG-1
     einc_setmaxnreg_inc<Cfg::REG_C>();
     const bool signals = (tid & 31) == 0;
-    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next()) {
       long long bi, m0, n0;
-      einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
+      einc_tile_origin<Cfg::GROUP_M>(u.tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
       Acc d[Cfg::MH * Mma::NACC];
 #pragma unroll
       for (int j = 0; j < Cfg::MH * Mma::NACC; ++j) d[j] = Acc(0);
-      for (int kt = 0; kt < nk; ++kt, ++it) {
+      for (int kt = u.kb; kt < u.ke; ++kt, ++it) {
         const unsigned stage = it % S, round = it / S;
         einc_mbar_wait(full0 + 8 * stage, round & 1);
         if constexpr (CONSUMER_FENCE) einc_fence_async_smem();
         einc_wgmma_slice<Cfg, Mma, B_KMAJ, TMA>(d, smem0 + stage * Cfg::STAGE, wg);
         einc_wgmma_wait<1>();  // wgmma(slice it-1) has retired: its stage is free
-        if (kt > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+        if (kt > u.kb && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
       }
       einc_wgmma_wait<0>();
-      if (nk > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      if (u.ke > u.kb && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      // SK: a piece of a split tile stores C only where its pieces meet (block-uniform)
+      [[maybe_unused]] bool store = true;
+      if constexpr (SK) store = u.whole() || einc_wgmma_sk_combine<Cfg, Mma>(d, scratch, u, tid);
       if constexpr (TMA_C) {
         einc_wgmma_epilogue_tma<Cfg, Mma, NTC, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT>(
             d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n);
@@ -731,7 +837,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
         einc_named_bar<1, NTC>();  // WAR: the read-out is done before the next tile is staged
       } else {
         einc_named_bar<2, Cfg::NT>();  // WAR: every consumer's wgmma is done with the stages
-        einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
+        if (store)
+          einc_wgmma_epilogue<Cfg, Mma, NTC, 1, TAB_B, TAB_M, TAB_N, TOut, TC, TA>(C, d, stage_c, tid, bi, m0, n0, p);
         // TMA writes through the async proxy: order the epilogue's generic accesses first
         if constexpr (TMA) einc_fence_async_smem();
         einc_named_bar<2, Cfg::NT>();  // WAR: the producer's next tile refills the stages
