@@ -189,6 +189,15 @@ def test_every_kernel_compiles_to_cubin_without_spills(arch):
     assert not spills, "\n".join(spills)
 
 
+def test_no_wgmma_kernel_is_serialised():
+    """ptxas C7515: wgmma.mma_async serialised because other instructions define its
+    accumulators inside a pipeline stage (the stream-K tail's loop over k slices from u.kb did
+    it, costing the whole kernel). Every wgmma kernel must keep its pipeline."""
+    logs = nvrtc_logs("sm_90")
+    bad = [all_kernels()[key][1] for key, log in logs.items() if "C7515" in log]
+    assert not bad, bad
+
+
 def test_main_kernels_fit_their_occupancy_target(monkeypatch):
     """fp32 gett 128x128 (16-k slices at K = 4096) must fit 2 blocks/SM (128 registers) where
     the DM tiles are off; the DM default (64x128x16d, on sm_90) 2 blocks of 128 threads

@@ -90,17 +90,18 @@ MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests
 # block, whose partial tiles meet in a scratch. Taken where the last wave would leave at
 # least SK_MIN_GAIN of the machine idle and every run has SK_MIN_SLICES slices or more.
 # EINC_WGMMA_STREAMK=0: the plain grid, one block per tile.
-# Only 256x128ws takes it (session 23b, ncu at fixed clocks, SK / plain, twice: bf16 njmi,kmln
-# 1.43 / 1.48, 1.42 / 1.45 ms). On 128x256ws it measured 6% slower (bf16 ki,jk 7248 1.30 / 1.22,
-# 1.29 / 1.22; fp16 8192^3 1.79 / 1.67, 1.76 / 1.67): the whole waves' static round-robin
-# loses the hardware's dynamic block dispatch, which already absorbs most of a last half-wave.
+# Only 256x128ws takes it (session 23f, ncu at fixed clocks, SK / plain, twice: bf16 njmi,kmln
+# 1.41 / 1.45, 1.44 / 1.46 ms). On 128x256ws it measured 2-3% slower (bf16 ki,jk 7248 1.25 /
+# 1.23, 1.25 / 1.21; fp16 8192^3 1.71 / 1.66, 1.65 / 1.66): the hardware's dispatch of a
+# one-block-per-tile grid already absorbs most of a last half-wave there.
 STREAM_K = os.environ.get("EINC_WGMMA_STREAMK", "1") != "0"
-SK_TILES = ("wgmma256x128ws",)
+SK_TILES = tuple(os.environ.get("EINC_WGMMA_SK_TILES", "wgmma256x128ws").split(","))  # (experiments)
 # setmaxnreg targets of a stream-K tile where its own (0: keep 96 each) leave the consumers too
-# few registers for the partial-tile sums (256x128ws spilled 186 bytes; 40 / 104 none). The
-# targets must fit the block's launch allocation (640 x 96): 128 x 40 + 512 x 104 = 58368; a
+# few registers for the partial-tile sums (256x128ws spilled 186 bytes; 48 / 104 none: its cp.async
+# producer, with the tile counter, spilled 22 bytes at 40). The
+# targets must fit the block's launch allocation (640 x 96): 128 x 48 + 512 x 104 = 59392; a
 # consumer asking for more than the producer gave back waits forever (40 / 112 hung on the H200)
-SK_REGS = {"wgmma256x128ws": (40, 104)}
+SK_REGS = {"wgmma256x128ws": (48, 104)}
 SK_MIN_SLICES = 8
 SK_MIN_GAIN = 0.02
 # N-major B descriptor: (leading, stride) byte offsets between 1024-byte atoms along n and
@@ -206,10 +207,11 @@ def stream_k(tile: str, tiles: int, k: int, op: str) -> int:
 
 
 def sk_scratch(tile: str, tiles: int, grid: int) -> tuple:
-    """(scratch bytes, bytes zeroed): an arrival count per tail tile (256-byte padded, kernels/
-    wgmma.cuh einc_wgmma_sk_counts_bytes), then two slots of BM x BN 4-byte accumulators per block."""
+    """(scratch bytes, bytes zeroed): an arrival count per tail tile and the whole waves' tile
+    counter (256-byte padded, kernels/wgmma.cuh einc_wgmma_sk_counts_bytes), then two slots of
+    BM x BN 4-byte accumulators per block."""
     bm, bn = WGMMA_TILES[tile][:2]
-    counts = ((tiles % grid) * 4 + 255) // 256 * 256
+    counts = ((tiles % grid + 1) * 4 + 255) // 256 * 256
     return counts + 2 * grid * bm * bn * 4, counts
 
 

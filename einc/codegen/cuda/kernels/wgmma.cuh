@@ -594,8 +594,10 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 }
 
 // Stream-K tail (SK, the non-SEP warp-specialised tiles with a persistent grid of G blocks):
-// the first `dp` tiles (a whole number of waves) are walked data-parallel, tile blockIdx.x +
-// i*G; the last partial wave's tiles (tiles % G of them) become one range of (tile, k slice)
+// the first `dp` tiles (a whole number of waves) are walked data-parallel -- tile blockIdx.x
+// first, then (SK) each next one taken from a counter in the scratch as the block frees up, as
+// the hardware dispatches a one-block-per-tile grid (a static round-robin, tile blockIdx.x +
+// i*G, made every block wait for the slowest SM: 6% slower on 128x256ws); the last partial wave's tiles (tiles % G of them) become one range of (tile, k slice)
 // iterations cut evenly across the G blocks, so every block ends at the same time instead of
 // part of the GPU idling through a last half-wave. A block's range holds at most one piece
 // that ends a tile and one that starts one (whole tiles between them need nothing); the
@@ -610,6 +612,7 @@ struct EincWgmmaUnits {
   long long dp, tile;             // data-parallel tiles; the current unit's tile
   unsigned iters, first, pos, end;  // the tail's iterations; this block's range of them
   int nk, kb, ke;                 // the current unit's k slices [kb, ke)
+  unsigned n = 0;                 // units walked so far
   bool live;
   __device__ __forceinline__ EincWgmmaUnits(long long tiles, int nk_, bool sk) : nk(nk_) {
     const unsigned G = gridDim.x, tail = sk && nk_ > 0 ? static_cast<unsigned>(tiles % G) : 0u;
@@ -632,9 +635,11 @@ struct EincWgmmaUnits {
     ke = static_cast<int>(end - pos) < nk - kb ? kb + static_cast<int>(end - pos) : nk;
     tile = dp + t;
   }
-  __device__ __forceinline__ void next() {
+  // fetched: the next data-parallel tile taken from the counter (SK), or < 0 (every G-th)
+  __device__ __forceinline__ void next(long long fetched = -1) {
+    ++n;
     if (tile < dp) {
-      tile += gridDim.x;
+      tile = fetched >= 0 ? fetched : tile + gridDim.x;
       if (tile < dp) return;
       tail_unit();
       return;
@@ -647,8 +652,9 @@ struct EincWgmmaUnits {
   __device__ __forceinline__ unsigned start_of(unsigned g) const { return iters * g / gridDim.x; }
   __device__ __forceinline__ unsigned block_of(unsigned i) const { return ((i + 1) * gridDim.x + iters - 1) / iters - 1; }
 };
+// the arrival counts of the tail's tiles, then the data-parallel tile counter (count[tail])
 __host__ __device__ __forceinline__ long long einc_wgmma_sk_counts_bytes(long long tail) {
-  return (tail * 4 + 255) / 256 * 256;
+  return ((tail + 1) * 4 + 255) / 256 * 256;
 }
 
 // The split tile's pieces meet (SK): true in the block that stores C, with the sum in d.
@@ -714,6 +720,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
   static_assert(S >= 2, "one stage computing, one loading");
   static_assert(!(SK && SEP), "the stream-K tail is the ring-staged tiles' (no resident operand)");
+  __shared__ long long einc_sk_next[2];  // SK: the next data-parallel tile, by unit parity
   using Acc = typename Mma::Acc;
   using Loader = EincWgmmaLeanLoader<Cfg, E, TAB_M, TAB_N, TAB_K, B_KMAJ>;
 
@@ -753,7 +760,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   const bool keep = SEP && TMA && p.batch == 1 && nk > 0 && S % nk == 0;
   if (wg == Cfg::WG) {  // the producer warpgroup
     einc_setmaxnreg_dec<Cfg::REG_P>();
-    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next()) {
+    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next(SK ? einc_sk_next[(u.n + 1) & 1] : -1)) {
       const long long tile = u.tile;
       long long bi, m0, n0;
       einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
@@ -800,6 +807,13 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
         // block barrier order them before the epilogue's staging for racecheck as well.
         if constexpr (!SEP) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (never committed as groups)
       }
+      if constexpr (SK) {
+        // the block's next data-parallel tile, for both roles after this unit's barriers (two
+        // slots by unit parity: slot n+1 is rewritten only in unit n+2, after every thread
+        // has passed unit n+1's barriers and so has read it)
+        if (tid == NTC && u.tile < u.dp)
+          einc_sk_next[(u.n + 1) & 1] = gridDim.x + atomicAdd(reinterpret_cast<unsigned*>(scratch) + u.iters / (nk > 0 ? nk : 1), 1u);
+      }
       if constexpr (!SEP) {
         einc_named_bar<2, Cfg::NT>();  // the stages are free: the epilogue may stage C
         einc_named_bar<2, Cfg::NT>();  // WAR: the epilogue has read the stages
@@ -809,22 +823,24 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   } else {  // consumer warpgroups 0..WG-1
     einc_setmaxnreg_inc<Cfg::REG_C>();
     const bool signals = (tid & 31) == 0;
-    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next()) {
+    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next(SK ? einc_sk_next[(u.n + 1) & 1] : -1)) {
       long long bi, m0, n0;
       einc_tile_origin<Cfg::GROUP_M>(u.tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
       Acc d[Cfg::MH * Mma::NACC];
 #pragma unroll
       for (int j = 0; j < Cfg::MH * Mma::NACC; ++j) d[j] = Acc(0);
-      for (int kt = u.kb; kt < u.ke; ++kt, ++it) {
+      // (counted from 0: a loop from u.kb made ptxas serialise every wgmma, C7515)
+      const int slices = u.ke - u.kb;
+      for (int i = 0; i < slices; ++i, ++it) {
         const unsigned stage = it % S, round = it / S;
         einc_mbar_wait(full0 + 8 * stage, round & 1);
         if constexpr (CONSUMER_FENCE) einc_fence_async_smem();
         einc_wgmma_slice<Cfg, Mma, B_KMAJ, TMA>(d, smem0 + stage * Cfg::STAGE, wg);
         einc_wgmma_wait<1>();  // wgmma(slice it-1) has retired: its stage is free
-        if (kt > u.kb && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+        if (i > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
       }
       einc_wgmma_wait<0>();
-      if (u.ke > u.kb && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      if (slices > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
       // SK: a piece of a split tile stores C only where its pieces meet (block-uniform)
       [[maybe_unused]] bool store = true;
       if constexpr (SK) store = u.whole() || einc_wgmma_sk_combine<Cfg, Mma>(d, scratch, u, tid);
