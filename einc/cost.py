@@ -237,12 +237,6 @@ def resident_tiles(tile: str, family: str) -> int:
     return DM_TILES[tile][1] if tile in DM_TILES else NARROW_TILES.get(tile, 1)
 
 
-def _stream_k(tile: str, tiles: int, K: int, itemsize: int) -> bool:
-    from .codegen.cuda.emit_wgmma import stream_k
-    op = {1: "int8", 2: "bfloat16", 4: "float32"}.get(itemsize)
-    return op is not None and stream_k(tile, tiles, K, op) > 0
-
-
 def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4, gather=1.0) -> Prediction:
     """A tiled GEMM kernel (gett or mma) on a batch x M x N x K step moving ``nbytes``;
     ``gather`` scales compute and memory rates for operands addressed through offset tables."""
@@ -251,7 +245,8 @@ def predict_gemm(M, N, K, batch, nbytes, family, tile, profile=H200, itemsize=4,
     te = tile_efficiency(M, N, K, BM, BN, BK)
     tiles = batch * _cdiv(M, BM) * _cdiv(N, BN)
     we = wave_efficiency(tiles, profile.sms * resident_tiles(tile, family))
-    sk = tile.startswith("wgmma") and _stream_k(tile, tiles, K, itemsize)
+    from .codegen.cuda.emit_wgmma import stream_k
+    sk = stream_k(tile, tiles, K, itemsize) > 0
     if sk:
         we = 1.0  # the last wave's tiles are cut into even k runs across every SM
     rate = profile.peak(family) * TILE_RATE.get(tile, 1.0) * te * we * gather

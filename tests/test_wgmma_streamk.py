@@ -48,14 +48,14 @@ def test_taken_where_the_last_wave_idles(monkeypatch):
 
 def test_gate(monkeypatch):
     sk = emit_wgmma.stream_k
-    assert sk("wgmma256x128ws", 1653, 7248, "bfloat16") == 132
-    assert sk("wgmma128x256ws", 1653, 7248, "bfloat16") == 0    # measured slower
-    assert sk("wgmma128x256wsp", 1653, 7248, "bfloat16") == 0   # C staged apart: not this tail
-    assert sk("wgmma256x128ws", 1653, 64, "bfloat16") == 0      # one slice per tile: no runs to cut
-    assert sk("wgmma256x128ws", 264 * 10 + 131, 7248, "bfloat16") == 0  # a nearly full last wave (< 2%)
-    assert sk("wgmma256x128ws", 200, 4096, "float32") == 132    # tf32: 32-byte k steps, 128 slices
+    assert sk("wgmma256x128ws", 1653, 7248, 2) == 132
+    assert sk("wgmma128x256ws", 1653, 7248, 2) == 0    # measured slower
+    assert sk("wgmma128x256wsp", 1653, 7248, 2) == 0   # C staged apart: not this tail
+    assert sk("wgmma256x128ws", 1653, 64, 2) == 0      # one slice per tile: no runs to cut
+    assert sk("wgmma256x128ws", 264 * 10 + 131, 7248, 2) == 0  # a nearly full last wave (< 2%)
+    assert sk("wgmma256x128ws", 200, 4096, 4) == 132    # tf32: 32-byte k steps, 128 slices
     monkeypatch.setattr(emit_wgmma, "MAX_GRID", 5)
-    assert sk("wgmma256x128ws", 18, 2000, "bfloat16") == 5
+    assert sk("wgmma256x128ws", 18, 2000, 2) == 5
 
 
 def _schedule(tiles, nk, grid):

@@ -185,16 +185,16 @@ def loader_tile(step: Step) -> str:
     return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
 
 
-def stream_k(tile: str, tiles: int, k: int, op: str) -> int:
-    """Blocks of the stream-K grid for ``tiles`` output tiles over K = ``k``, or 0 (the plain
-    grid). The gain is the share of the last wave's slots left idle: 1653 tiles on 132 SMs
-    (bf16 7248^2) are 12.52 waves run as 13, 3.7%.
+def stream_k(tile: str, tiles: int, k: int, itemsize: int) -> int:
+    """Blocks of the stream-K grid for ``tiles`` output tiles over K = ``k`` elements of
+    ``itemsize`` bytes (128-byte slices), or 0 (the plain grid). The gain is the share of the
+    last wave's slots left idle: 1653 tiles on 132 SMs (bf16 7248^2) are 12.52 waves run as 13, 3.7%.
 
-    >>> stream_k("wgmma256x128ws", 1653, 7248, "bfloat16"), stream_k("wgmma256x128ws", 1584, 7248, "bfloat16")
+    >>> stream_k("wgmma256x128ws", 1653, 7248, 2), stream_k("wgmma256x128ws", 1584, 7248, 2)
     (132, 0)
     """
     grid = min(SM_COUNT, MAX_GRID)
-    nk = _cdiv(k, 128 // _PTX[op][2])
+    nk = _cdiv(k, 128 // itemsize)
     tail = tiles % grid
     if not STREAM_K or tile not in SK_TILES or tail == 0 or tail * nk < SK_MIN_SLICES * grid:
         return 0
@@ -421,7 +421,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     smem = smem_bytes(cfg, dtypes[0].itemsize, cmap is not None)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
-    sk = stream_k(cfg, tiles, lay.ext["k"], op)
+    sk = stream_k(cfg, tiles, lay.ext["k"], _PTX[op][2])
     scratch, scratch_zero = sk_scratch(cfg, tiles, sk) if sk else (0, 0)
     ws = SK_REGS.get(cfg, ws) if sk else ws
     tout, tcn, tan, _ = _types(dtypes, compute)

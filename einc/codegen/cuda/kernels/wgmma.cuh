@@ -596,8 +596,9 @@ __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const vo
 // Stream-K tail (SK, the non-SEP warp-specialised tiles with a persistent grid of G blocks):
 // the first `dp` tiles (a whole number of waves) are walked data-parallel -- tile blockIdx.x
 // first, then (SK) each next one taken from a counter in the scratch as the block frees up, as
-// the hardware dispatches a one-block-per-tile grid (a static round-robin, tile blockIdx.x +
-// i*G, made every block wait for the slowest SM: 6% slower on 128x256ws); the last partial wave's tiles (tiles % G of them) become one range of (tile, k slice)
+// the hardware dispatches a one-block-per-tile grid (the static round-robin first built, tile
+// blockIdx.x + i*G, leaves every block waiting for the slowest SM); the last partial wave's
+// tiles (tiles % G of them) become one range of (tile, k slice)
 // iterations cut evenly across the G blocks, so every block ends at the same time instead of
 // part of the GPU idling through a last half-wave. A block's range holds at most one piece
 // that ends a tile and one that starts one (whole tiles between them need nothing); the
