@@ -116,6 +116,9 @@ ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1
           "transpose": 0.5,
           # rows copy (shared unit-stride run): bf16 lnim->linm 2.1-2.2 TB/s, fp32 kjli->lkji 3.0-3.2
           "copy_rows": 0.55,
+          # the rows copy by the TMA unit (session 24a, copy_bench.py): bf16 njmi->mnji 3.23 TB/s,
+          # kmln->lkmn 3.03, lnim->linm 3.57, fp32 abc->bac 3.49 (copy_rows 2.55-2.93 in that run)
+          "copy_tma": 0.8,
           "permute": 0.7,  # tiles of whole modes (>= 32-element runs each side): guess
           "generic": 0.5,  # div/mod index decoding, no vector loads: guess
           "gett": 1.0,
@@ -283,7 +286,7 @@ def predict_loop(flops, nbytes, outputs, terms, access, itemsize, profile=H200) 
     peak = profile.peak(f"loop/{min(16, max(4, itemsize))}") * (0.5 if access == "generic" else 1.0)
     compute = max(flops / peak, _cdiv(lanes, slots) * _cdiv(terms, per) * LOOP_TERM_S) if flops else 0.0
     memory = nbytes / (profile.bandwidth * ACCESS[access])
-    family = access if access in ("generic", "transpose", "permute", "copy_rows") else f"reduce {access}"
+    family = access if access in ("generic", "transpose", "permute", "copy_rows", "copy_tma") else f"reduce {access}"
     return Prediction(max(compute, memory) + profile.launch, compute, memory, profile.launch, family,
                       1.0, wave_efficiency(lanes, slots))
 
@@ -593,11 +596,13 @@ def _table_modes(step) -> int:
     return sum(len(G[g]) - 1 for g in ("m", "n", "k") if len(G[g]) > 1)
 
 
-def _tiled_copy(step) -> str | None:
+def _tiled_copy(step, dtypes=None) -> str | None:
     """The copy kernel emit.py runs this copy on ("permute": mode-set tiles, "transpose":
-    tiles of the two unit-stride modes, "copy_rows": whole rows of a shared one), or None."""
+    tiles of the two unit-stride modes, "copy_rows": whole rows of a shared one, "copy_tma":
+    those rows by the TMA unit, for a raw copy of ``dtypes`` its maps can describe), or None."""
     try:
-        from .codegen.cuda.emit import _rows_copy_axis, _transpose_axes
+        from .codegen.cuda.emit import COPY_TMA, _rows_copy_axis, _transpose_axes
+        from .codegen.cuda.emit_copy_tma import copy_tma_layout
         from .codegen.cuda.emit_permute import permute_sets
     except ImportError:
         return None
@@ -607,7 +612,10 @@ def _tiled_copy(step) -> str | None:
         return "permute"
     if _transpose_axes(step) is not None:
         return "transpose"
-    return "copy_rows" if _rows_copy_axis(step) is not None else None
+    if _rows_copy_axis(step) is None:
+        return None
+    raw = dtypes is not None and dtypes[0] == dtypes[1]
+    return "copy_tma" if raw and COPY_TMA[0] and copy_tma_layout(step, dtypes[1].itemsize) else "copy_rows"
 
 
 def _tensor_core_tile(step, dtypes, compute, precision, profile) -> str:
@@ -658,7 +666,7 @@ def predict_step(plan, step, profile=None) -> Prediction:
                             GATHER[min(_table_modes(step), len(GATHER) - 1)])
     outputs = int(np.prod([m.extent for m in step.modes if m.kind not in SUMMED], dtype=np.int64))
     terms = int(np.prod([m.extent for m in step.modes if m.kind in SUMMED], dtype=np.int64))
-    access = "generic" if step.strategy == "generic" else _tiled_copy(step) or loop_access(step)
+    access = "generic" if step.strategy == "generic" else _tiled_copy(step, dtypes) or loop_access(step)
     return predict_loop(step.flops if terms > 1 or len(step.operands) > 1 else 0, step.bytes, outputs,
                         terms, access, compute.itemsize, profile)
 

@@ -207,6 +207,9 @@ TC_COPY_MIN_INTENSITY = 16  # GEMM FLOPs per copied byte above which a tensor-co
 # (TCCG bf16 ccsd ijkl cases, ~1800-2600 FLOP/B: the tabled tensor-core kernels ran at 330-450
 # TFLOP/s, the untabled ones at ~700 with TMA; a copy moves ~3 TB/s)
 TC_TABLE_COPY_MIN_INTENSITY = 500
+# GEMM-order copies that keep each operand's unit-stride mode innermost where the kernel
+# can read the result (tensor_core_copies); EINC_TC_COPY_ROWS=0: always [batch, rows, k]
+TC_COPY_ROWS = [os.environ.get("EINC_TC_COPY_ROWS", "1") != "0"]
 TC_TABLE_COPY_TABLED_C_MIN_FLOPS = 1e11  # GEMM FLOPs from which a tabled C does not stop table_copies
 
 
@@ -221,7 +224,7 @@ def tensor_core_copies(step: Step, ops, precision: str):
     Returns None when tensor cores don't apply; else (labels for op 0 or None, for op 1).
     """
     from .codegen.cuda.emit_mma import mma_op
-    from .codegen.cuda.emit_wgmma import operand_fit
+    from .codegen.cuda.emit_wgmma import _PTX, operand_fit
     dtypes = [np.dtype(step.compute), np.dtype(ops[0][2]), np.dtype(ops[1][2])]
     op = mma_op(step, dtypes, np.dtype(step.compute), precision)
     if op is None:
@@ -229,13 +232,17 @@ def tensor_core_copies(step: Step, ops, precision: str):
     lay, a_ok, b_ok, _ = operand_fit(step, op)
     fits = {lay.ta: a_ok, lay.tb: b_ok}  # step tensor index (1, 2) -> fits
     if all(fits.values()):
-        return table_copies(step, ops, dtypes, [None, None])
+        return table_copies(step, ops, dtypes, [None, None], roles=(lay.ta - 1, lay.tb - 1, _PTX[op][4]))
     c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
     by = _by_stride
     strides = [dict(zip(o[1].labels, o[1].strides)) for o in ops]
     kinds = {m.label: m.kind for m in step.modes}
-    keep = [j for j in (0, 1) if fits[j + 1]]  # k order: an operand that stays, else op 0's
-    k_order = by([l for l in ops[0][1].labels if kinds.get(l) == "k"], strides[keep[0] if keep else 0])
+    keep = [j for j in (0, 1) if fits[j + 1]]
+    roles = (lay.ta - 1, lay.tb - 1, _PTX[op][4])
+    a_rows, b_nmajor = _row_copies(step, ops, roles)
+    # k order: an operand that stays, else A's where its copy then keeps its rows, else op 0's
+    k_from = keep[0] if keep else (roles[0] if a_rows else 0)
+    k_order = by([l for l in ops[0][1].labels if kinds.get(l) == "k"], strides[k_from])
     out, moved = [], 0
     for j in (0, 1):
         if fits[j + 1]:
@@ -244,14 +251,31 @@ def tensor_core_copies(step: Step, ops, precision: str):
         lab = ops[j][1].labels
         batch = by([l for l in lab if kinds.get(l) == "batch"], c_stride)
         rows = by([l for l in lab if kinds.get(l) in ("m", "n")], c_stride)
-        out.append(batch + rows + k_order)
+        out.append(batch + k_order + rows if j == roles[1] and b_nmajor else batch + rows + k_order)
         moved += 2 * ops[j][1].size * dtypes[j + 1].itemsize
     if step.flops < TC_COPY_MIN_INTENSITY * moved:
         return [None, None]
-    return table_copies(step, ops, dtypes, out, k_order)
+    return table_copies(step, ops, dtypes, out, k_order, roles)
 
 
-def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
+def _row_copies(step: Step, ops, roles) -> tuple:
+    """(A's copy keeps its rows, B is copied N-major): GEMM-order copies that leave an
+    operand's unit-stride mode innermost are rows copies (the TMA copy on sm_90), not
+    transposes. ``roles``: (op index playing A, playing B, wgmma transposes B). A keeps its
+    rows when its unit-stride mode is a k (K then takes A's order); B when the type is
+    transposable and its unit-stride mode is its last row in C's order ([batch, k, rows])."""
+    if not TC_COPY_ROWS[0]:
+        return False, False
+    ja, jb, transposable = roles
+    kinds = {m.label: m.kind for m in step.modes}
+    c_stride = dict(zip((m.label for m in step.modes), step.strides[0]))
+    unit = [_unit_label(o[1]) for o in ops]
+    rows_b = _by_stride([l for l in ops[jb][1].labels if kinds.get(l) in ("m", "n")], c_stride)
+    return (kinds.get(unit[ja]) == "k",
+            bool(transposable) and kinds.get(unit[jb]) in ("m", "n") and rows_b[-1:] == [unit[jb]])
+
+
+def table_copies(step: Step, ops, dtypes, copies: list, k_order=None, roles=None) -> list:
     """``copies`` ([labels for op 0 or None, for op 1 or None], those the 16-byte loads need)
     and, for a heavy GEMM, the operands that would still reach some mode group through
     offset tables (a group not one contiguous block): copied into [batch, rows, k] too, so
@@ -274,10 +298,13 @@ def table_copies(step: Step, ops, dtypes, copies: list, k_order=None) -> list:
         return none  # a short step with a tabled C (ccsd_t's stream kernel, 4.4 GFLOP): not measured with copies
     ks = [by([l for l in o[1].labels if kinds.get(l) == "k"], dict(zip(o[1].labels, o[1].strides))) for o in ops]
     fine = lambda j, k_order: all(_affine(g, ops[j][1]) for g in (batch, rows[j], k_order) if len(g) > 1)
-    # K in an order one operand already has it contiguous in, if any (then only the other moves)
+    a_rows, b_nmajor = _row_copies(step, ops, roles) if roles else (False, False)
+    # K in an order one operand already has it contiguous in, if any (then only the other
+    # moves), else A's where its copy then keeps its rows (_row_copies)
     if k_order is None:
-        k_order = next((ks[j] for j in (0, 1) if fine(j, ks[j])), ks[0])
-    out = [c if c is not None or fine(j, k_order) else batch + rows[j] + k_order for j, c in enumerate(copies)]
+        k_order = next((ks[j] for j in (0, 1) if fine(j, ks[j])), ks[roles[0]] if a_rows else ks[0])
+    b_order = lambda j: k_order + rows[j] if b_nmajor and j == roles[1] else rows[j] + k_order
+    out = [c if c is not None or fine(j, k_order) else batch + b_order(j) for j, c in enumerate(copies)]
     if out == none:
         return none
     moved = sum(2 * ops[j][1].size * dtypes[j + 1].itemsize for j in (0, 1) if out[j] is not None)

@@ -90,7 +90,9 @@ def all_kernels() -> dict:
     def add(p, what, tile=None):
         for step in p.steps:
             k = emit_step(p, step, gett_tile=tile)
-            out.setdefault(k.key, (k, f"{what} step {step.text!r} ({step.strategy})"))
+            while k is not None:  # a kernel and its twins (the unaligned pointers' kernels)
+                out.setdefault(k.key, (k, f"{what} step {step.text!r} ({step.strategy})"))
+                k = k.fallback
     for subs, shapes, _, opt in CASES:
         for fam in FAMILIES:
             for dt in DTYPES:
@@ -162,8 +164,8 @@ def resources(log: str):
 
 def test_the_case_set_covers_every_family_variant():
     fams = {_family(k) for k, _ in all_kernels().values()}
-    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "copy_rows", "permute", "mma",
-                    "wgmma", "stream", "stream_mma"}
+    assert fams == {"generic", "reduce_rows", "reduce_cols", "gett", "transpose", "copy_rows", "copy_tma", "permute",
+                    "mma", "wgmma", "stream", "stream_mma"}
     permute = [k for k, _ in all_kernels().values() if _family(k) == "permute"]
     assert {k.key[5] for k in permute} == {"int", "long long"}  # in-tile offset types
     gett = [k for k, _ in all_kernels().values() if _family(k) == "gett"]
@@ -273,7 +275,7 @@ def test_meta_is_exactly_meta_size_bytes_and_holds_table_pointers():
         assert all(isinstance(t, np.ndarray) and t.dtype == np.int64 for t in k.tables)
         gx, gy, gz = k.grid
         assert 1 <= gx < 2 ** 31 and gy == gz == 1 and k.block[0] % 32 == 0
-        assert (k.smem == 0) != (_family(k) in ("mma", "wgmma", "stream", "stream_mma") or k.key[-1] == "dm") and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
+        assert (k.smem == 0) != (_family(k) in ("mma", "wgmma", "stream", "stream_mma", "copy_tma") or k.key[-1] == "dm") and re.search(rf'extern "C" __global__ void __launch_bounds__\([^)]*\)\n{k.name}\(', k.source)
         assert '#include "' not in k.source
 
 
@@ -456,7 +458,7 @@ def emulator(tmp_path_factory):
     for subs, shapes, dtype, strategy, tile in EMULATED + EMULATED_EXTRA:
         p = plan(subs, shapes, dtype, strategy, False if subs.count(",") > 1 else "auto")
         for step in p.steps:
-            k = emit_step(p, step, gett_tile=tile)
+            k = _emulable(emit_step(p, step, gett_tile=tile))
             sources[k.key] = _emulator_source(k, 1 + len(step.operands) + bool(k.scratch))
     with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
         list(ex.map(_build_so, sources.values()))
@@ -473,6 +475,12 @@ def _misaligned(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def _emulable(k):
+    """The kernel the emulator runs for ``k``: a TMA rows copy (the copy engine, which the
+    emulator has not) runs as its SIMT twin, the kernel unaligned pointers get on the device."""
+    return k.fallback if k.key[1] == "copy_tma" else k
+
+
 def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
     """Run every step of plan ``p`` on the emulator (grid capped: the kernels grid-stride);
     ``misalign``: inputs start one element past a 16-byte boundary."""
@@ -486,7 +494,7 @@ def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
     out.reshape(-1).view(np.uint8)[...] = 0x7B  # poison: every element must be written
     bufs[p.output] = out
     for step in p.steps:
-        k = emit_step(p, step, gett_tile=gett_tile)
+        k = _emulable(emit_step(p, step, gett_tile=gett_tile))
         lib = _emulated(k, 1 + len(step.operands) + bool(k.scratch))
         tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
         meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)
@@ -503,7 +511,7 @@ def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
 def emulate_step(p, step, arrays, size, max_grid=3):
     """Run one step of plan ``p`` whose operands are the plan's inputs on the emulator, into
     a fresh result buffer of ``size`` elements poisoned with 77; returns that buffer."""
-    k = emit_step(p, step)
+    k = _emulable(emit_step(p, step))
     assert not k.scratch
     res = np.full(size, 77, dtype=p.buffers[step.result].dtype)
     ins = [np.ascontiguousarray(arrays[p.buffers[b].index]) for b in step.operands]
@@ -643,7 +651,7 @@ def test_emulated_copies_move_vectors_and_fall_back_on_misaligned_pointers(emula
     rng = np.random.default_rng(11)
     ops = [make(rng, s, dtype) for s in shapes]
     p = plan(subs, shapes, dtype, "reduce")
-    k = emit_step(p, p.steps[0])
+    k = _emulable(emit_step(p, p.steps[0]))
     assert k.key[1] == family and k.key[-len(tile):] == tile
     got = emulator(p, ops, misalign=misalign)
     assert np.array_equal(got, np.einsum(subs, *ops))

@@ -342,7 +342,7 @@ EMULATED = [  # (subscripts, shapes, dtype, strategy): copy, flip, GEMM kernels 
 def _emulate_with_aliases(p, arrays, max_grid=3):
     """test_cuda_codegen.emulate, plus alias buffers (a root's bytes from an offset) and consts."""
     from einc.codegen.cuda.emit import emit_step
-    from test_cuda_codegen import _emulated
+    from test_cuda_codegen import _emulable, _emulated
     bufs = {}
     for i, b in enumerate(p.buffers):
         if b.role == "input":
@@ -358,7 +358,7 @@ def _emulate_with_aliases(p, arrays, max_grid=3):
     for i, (w, off) in xc.alias_roots(p).items():
         ptr[i] = ptr[w] + off
     for step in p.steps:
-        k = emit_step(p, step)
+        k = _emulable(emit_step(p, step))
         lib = _emulated(k, 1 + len(step.operands))
         tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
         meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)

@@ -343,11 +343,20 @@ NJMI = ("njmi,kmln->lkji", [(96, 84, 84, 96), (84, 84, 84, 96)])
 LNIM = ("lnim,kmjn->lkji", [(84, 96, 96, 96), (84, 96, 84, 96)])
 
 
-def test_table_copies_put_heavy_tabled_operands_in_gemm_order():
+@pytest.mark.parametrize("rows", [True, False])
+def test_table_copies_put_heavy_tabled_operands_in_gemm_order(monkeypatch, rows):
     """Both of njmi,kmln's operands reach their groups through tables: both are copied into
-    [rows, k] (K in one order), and the GEMM left takes TMA maps on the warp-specialised tile."""
+    GEMM order (K in one order), and the GEMM left takes TMA maps on the warp-specialised
+    tile. The copies keep each operand's unit-stride mode innermost (rows copies, the TMA
+    copy): kmln plays A, K-major in its own k order (m n); njmi plays B, N-major ([k, rows]);
+    with EINC_TC_COPY_ROWS off both are transposed into [rows, k]."""
+    from einc import plan as plan_mod
+    monkeypatch.setattr(plan_mod, "TC_COPY_ROWS", [rows])
     p = einc.api.plan_for(*NJMI, "bfloat16", backend="cuda")
-    assert [s.text for s in p.steps] == ["njmi->jinm", "kmln->lknm", "jinm,lknm->lkji"]
+    want = (["njmi->mnji", "kmln->lkmn", "mnji,lkmn->lkji"] if rows
+            else ["njmi->jinm", "kmln->lknm", "jinm,lknm->lkji"])
+    assert [s.text for s in p.steps] == want
+    assert [emit_step(p, s, "sm_90").key[1] for s in p.steps[:2]] == (["copy_tma"] * 2 if rows else ["transpose"] * 2)
     k = emit_step(p, p.steps[-1], "sm_90")
     assert k.key[2].endswith("ws") and len(k.tmaps) == 2
     assert not any(emit_step(p, p.steps[-1], "sm_90").tables)  # no offset table left
@@ -363,7 +372,7 @@ def test_table_copies_skip_a_tabled_c_and_light_gemms(monkeypatch):
     from einc.codegen.cuda.emit import _rows_copy_axis
     p = einc.api.plan_for(*LNIM, "bfloat16", backend="cuda")
     assert [s.text for s in p.steps] == ["lnim->linm", "kmjn->kjnm", "linm,kjnm->lkji"]
-    assert _rows_copy_axis(p.steps[0]) is not None and emit_step(p, p.steps[0], "sm_90").key[1] == "copy_rows"
+    assert _rows_copy_axis(p.steps[0]) is not None and emit_step(p, p.steps[0], "sm_90").key[1] == "copy_tma"
     monkeypatch.setattr(plan, "TC_TABLE_COPY_TABLED_C_MIN_FLOPS", 2e12)
     p = einc.api.plan_for(*LNIM, "bfloat16", backend="cuda")
     assert [s.text for s in p.steps] == ["kmjn->kjnm", "lnim,kjnm->lkji"]
@@ -373,7 +382,7 @@ def test_table_copies_skip_a_tabled_c_and_light_gemms(monkeypatch):
     assert len(small.steps) == 1  # 64 FLOP per copied byte < TC_TABLE_COPY_MIN_INTENSITY
     monkeypatch.setattr(plan, "TC_TABLE_COPY_MIN_INTENSITY", 32)
     small = einc.api.plan_for("njmi,kmln->lkji", [(16,) * 4, (16,) * 4], "bfloat16", backend="cuda")
-    assert [s.text for s in small.steps][-1] == "jinm,lknm->lkji"
+    assert [s.text for s in small.steps][-1] == "mnji,lkmn->lkji"
 
 
 @pytest.mark.gpu

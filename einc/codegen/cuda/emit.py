@@ -228,7 +228,13 @@ def emit_step(plan: Plan, step: Step, arch: str = "sm_90", *, gett_tile: str | N
             return _emit_transpose(step, dtypes, compute, *axes)
         run = _rows_copy_axis(step)
         if run is not None:
-            return _emit_copy_rows(step, dtypes, compute, run)
+            rows = _emit_copy_rows(step, dtypes, compute, run)
+            if arch == "sm_90" and dtypes[0] == dtypes[1] and COPY_TMA[0]:
+                from .emit_copy_tma import copy_tma_layout, emit_copy_tma
+                lay = copy_tma_layout(step, dtypes[1].itemsize)
+                if lay is not None:
+                    return emit_copy_tma(step, dtypes, compute, lay, rows)
+            return rows
         return _emit_reduce(step, dtypes, compute)
     return _emit_generic(step, dtypes, compute)
 
@@ -585,6 +591,8 @@ def _emit_transpose(step: Step, dtypes, compute, ji: int, jo: int) -> CudaStepKe
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), 0, (), 8 * len(words), tuple(words))
 
 
+# rows copies by the TMA unit on sm_90 (emit_copy_tma.py); EINC_COPY_TMA=0: the SIMT rows copy
+COPY_TMA = [os.environ.get("EINC_COPY_TMA", "1") != "0"]
 ROWS_COPY_MIN_RUN = 16  # shared unit-stride run (elements) from which a reordering copy moves whole rows
 
 
