@@ -278,3 +278,29 @@ template <class S0, class... Rest> struct EincTypes<S0, Rest...> {
 struct alignas(64) EincTmap {
   unsigned long long w[16];
 };
+
+// Thread-level TMA store: the box of shared memory at src (a shared-space address) to the
+// map's element coordinates c (dim 0 fastest), then commit the bulk group (copy_tma's rows
+// and stream_mma's C tiles; the caller waits on the group before reusing src).
+template <int RANK>
+__device__ __forceinline__ void einc_tma_store(const EincTmap* map, const int* c, unsigned src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  if constexpr (RANK == 1)
+    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n" ::"l"(m), "r"(c[0]),
+                 "r"(src) : "memory");
+  else if constexpr (RANK == 2)
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(src) : "memory");
+  else if constexpr (RANK == 3)
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(src) : "memory");
+  else if constexpr (RANK == 4)
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(src) : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n" ::"l"(m),
+                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(src) : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}

@@ -55,27 +55,6 @@ __device__ __forceinline__ void einc_copy_tma_load(unsigned dst, const EincTmap*
                  : "memory");
 }
 
-template <int RANK>
-__device__ __forceinline__ void einc_copy_tma_store(const EincTmap* map, const int* c, unsigned src) {
-  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-  if constexpr (RANK == 1)
-    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n" ::"l"(m), "r"(c[0]),
-                 "r"(src) : "memory");
-  else if constexpr (RANK == 2)
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m), "r"(c[0]),
-                 "r"(c[1]), "r"(src) : "memory");
-  else if constexpr (RANK == 3)
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(src) : "memory");
-  else if constexpr (RANK == 4)
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(src) : "memory");
-  else
-    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(src) : "memory");
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
-
 // Box t's element coordinates (dim 0 fastest).
 template <int RANK>
 __device__ __forceinline__ void einc_copy_tma_coords(long long t, const EincCopyTmaMeta& p, int* c) {
@@ -118,7 +97,7 @@ __device__ __forceinline__ void einc_copy_tma(const EincCopyTmaps* tm, const Ein
         " @!p bra EINC_COPY_TMA_WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
     int c[5];
     einc_copy_tma_coords<RANK>(blockIdx.x + i * gridDim.x, p, c);
-    einc_copy_tma_store<RANK>(&tm->dst, c, base + s * stage);
+    einc_tma_store<RANK>(&tm->dst, c, base + s * stage);
     if (i >= 1 && i - 1 + S < count) {
       asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");  // box i-1's store has read its stage
       load(i - 1 + S);

@@ -121,23 +121,7 @@ __device__ __forceinline__ void einc_stream_box_store(const EincTmap* map, const
   int c[5] = {static_cast<int>(w0 & 0xFFFFFFFFull), static_cast<int>(w0 >> 32), static_cast<int>(w1 & 0xFFFFFFFFull),
               static_cast<int>(w1 >> 32), static_cast<int>(w2)};
   if constexpr (CBD >= 0) c[CBD] += static_cast<int>(o[0]);
-  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
-  if constexpr (RANK == 1)
-    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n" ::"l"(m), "r"(c[0]),
-                 "r"(src) : "memory");
-  else if constexpr (RANK == 2)
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(src) : "memory");
-  else if constexpr (RANK == 3)
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(src) : "memory");
-  else if constexpr (RANK == 4)
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(src) : "memory");
-  else
-    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n" ::"l"(m),
-                 "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(src) : "memory");
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  einc_tma_store<RANK>(map, c, src);
 #endif
 }
 
