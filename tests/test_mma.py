@@ -113,6 +113,8 @@ COMPILE = [
     ("ik,jk->ij", [(256, 96), (256, 96)], "bfloat16", None, "wgmma128x128ws1p"),  # C staged apart
     ("ik,jk->ij", [(256, 72), (256, 72)], "float32", "tf32", "wgmma128x128ws1p"),
     ("ij,jk->ik", [(256, 512), (512, 256)], "float16", None, "wgmma128x256wsp"),   # C apart, 212 KB
+    ("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192ws"),   # three consumers
+    ("ij,jk->ik", [(400, 256), (256, 392)], "float16", None, "wgmma192x192ws"),    # B N-major: 3 strips
 ]
 
 
@@ -132,6 +134,27 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
                                              "A K-major" in k.source, "B K-major" in k.source)
     cubin = compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch or "sm_90"))
     assert cubin[:4] == b"\x7fELF"
+
+
+def test_tma_only_tiles_give_way_where_tma_cannot_load(monkeypatch):
+    """192x192ws (EINC_WGMMA_192=1) has only the TMA producer (the cp.async loaders' piece walk
+    needs BN/8 to divide 128): with TMA off, or a layout the maps can't take, the step gets
+    128x256ws."""
+    from einc.codegen.cuda import emit_wgmma
+    big = ("ki,jk->ji", [(7248, 7248), (7240, 7248)], "bfloat16")
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma128x256ws"  # (opt-in: EINC_WGMMA_192=1)
+    monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.96)
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192ws"  # 11 whole waves, not 12.5 of 13
+    assert kernel("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192ws", "sm_90").tmaps
+    # M a pair of modes in A (a tabled group): no maps (WS_CASES)
+    assert kernel("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None, "wgmma192x192ws",
+                  "sm_90").key[2] == "wgmma128x256ws"
+    monkeypatch.setattr(emit_wgmma, "TMA", False)
+    assert kernel(*big, None, "wgmma192x192ws", "sm_90").key[2] == "wgmma128x256ws"
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma128x256ws"
+    monkeypatch.setattr(emit_wgmma, "TMA", True)
+    monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.0)
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma128x256ws"
 
 
 # ---------------------------------------------------------------------------------------
@@ -408,7 +431,7 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p",
-                                  "wgmma128x256wsp"])
+                                  "wgmma128x256wsp", "wgmma192x192ws"])
 @pytest.mark.parametrize("tma,store", [(True, False), (False, False), (True, True)])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, store, tile, max_grid):
@@ -423,6 +446,8 @@ def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma
         pytest.skip("the TMA producer does not take this layout (the cp.async run covers it)")
     if store and tile not in emit_wgmma.SEPARATE_STAGING:
         pytest.skip("the TMA store is the C-apart tiles' epilogue")
+    if tile in emit_wgmma.TMA_ONLY and not (tma and tma_fits):
+        pytest.skip("a TMA-only tile (test_tma_only_tiles_give_way_where_tma_cannot_load)")
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
     monkeypatch.setattr(emit_wgmma, "loader_tile", lambda step: tile)  # (a tabled M without TMA)
     monkeypatch.setattr(emit_wgmma, "TMA", tma)

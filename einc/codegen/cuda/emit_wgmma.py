@@ -62,7 +62,18 @@ WGMMA_TILES = {
     # one block per SM (a four-stage ws1p at one block per SM measured slower than ws1p
     # everywhere, session 14d: ap,srqp 0.116 against 0.095 ms)
     "wgmma128x256wsp": (128, 256, 3, (56, 224)),
+    # three consumer warpgroups of 64x192 (96 accumulators; 512 threads at 128 registers,
+    # setmaxnreg 40 / 152, no spills) beside the producer: 12.5% more products per staged byte
+    # than 128x256, and whole waves where 128x256 leaves a partial one (bf16 ki,jk 7248: 1444
+    # tiles, 10.9 waves of 11, against 1653 tiles, 12.5 of 13). TMA producer only: the cp.async
+    # loaders' piece walk needs BN/8 to divide 128 threads
+    "wgmma192x192ws": (192, 192, 4, (40, 152)),
 }
+# tiles only the TMA producer loads -> the tile taken where TMA can't take the layout
+TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws"}
+# a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's;
+# opt-in (EINC_WGMMA_192=1) until it is timed on the H200 (benchmarks/NOTES.md, session 25)
+WIDE_SQUARE = 0.96 if os.environ.get("EINC_WGMMA_192", "0") == "1" else 0.0
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
 # C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
 # taken where C's type makes the block outgrow shared memory (4-byte C on 128x256wsp)
@@ -143,9 +154,15 @@ def choose_tile(step: Step) -> str:
         # (one wave at >= 90%, e.g. 128 tiles: M 16384 N 256 K 4096 bf16 0.093 -> 0.069 ms against
         # the all-loader 128x128's 256 tiles, M 8192 N 512 K 8192 0.153 -> 0.105; session 14e)
         fits = [(area(*dims(t)), i, t) for i, t in enumerate(order) if 10 * tiles(*dims(t)) >= 9 * SM_COUNT]
-        if fits:
-            return min(fits)[2]
-        return "wgmma128x128"
+        if not fits:
+            return "wgmma128x128"
+        best = min(fits)[2]
+        # whole waves of 192x192 where the chosen tile leaves a partial one (long K only: up to
+        # 1024 the C-apart 128x256wsp wins; untabled N: the measured case)
+        waves = lambda t: _cdiv(tiles(*dims(t)), SM_COUNT) * dims(t)[0] * dims(t)[1]
+        if TMA and not lay.tabled["n"] and lay.ext["k"] > 1024 and waves("wgmma192x192ws") <= WIDE_SQUARE * waves(best):
+            return "wgmma192x192ws"
+        return best
     return loader_tile(step)
 
 
@@ -400,6 +417,9 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     cfg = tile or staged_apart(step, choose_tile(step), dtypes[0].itemsize)
     if cfg in SEPARATE_STAGING and smem_bytes(cfg, dtypes[0].itemsize) > SMEM_BLOCK:
         cfg = SEPARATE_STAGING[cfg]
+    if cfg in TMA_ONLY and not (TMA and tma_maps(gett_layout(step, *WGMMA_TILES[cfg][:2], metadata=False),
+                                                  op, b_kmaj, *WGMMA_TILES[cfg][:2])):
+        cfg = TMA_ONLY[cfg]
     BM, BN, S, ws = WGMMA_TILES[cfg]
     if ws and tile is None:
         groups = gett_layout(step, BM, BN, metadata=False)
