@@ -137,14 +137,14 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
 
 
 def test_tma_only_tiles_give_way_where_tma_cannot_load(monkeypatch):
-    """192x192ws (EINC_WGMMA_192=1) has only the TMA producer (the cp.async loaders' piece walk
-    needs BN/8 to divide 128): with TMA off, or a layout the maps can't take, the step gets
-    128x256ws."""
+    """192x192ws has only the TMA producer (the cp.async loaders' piece walk needs BN/8 to
+    divide 128): with TMA off, or a layout the maps can't take, the step gets 128x256ws."""
     from einc.codegen.cuda import emit_wgmma
     big = ("ki,jk->ji", [(7248, 7248), (7240, 7248)], "bfloat16")
-    assert kernel(*big, arch="sm_90").key[2] == "wgmma128x256ws"  # (opt-in: EINC_WGMMA_192=1)
-    monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.96)
     assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192ws"  # 11 whole waves, not 12.5 of 13
+    monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.0)  # (EINC_WGMMA_192=0)
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma128x256ws"
+    monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.96)
     assert kernel("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192ws", "sm_90").tmaps
     # M a pair of modes in A (a tabled group): no maps (WS_CASES)
     assert kernel("akl,kcl->ca", [(130, 24, 16), (24, 72, 16)], "float16", None, "wgmma192x192ws",

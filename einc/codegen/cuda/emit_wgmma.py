@@ -71,9 +71,10 @@ WGMMA_TILES = {
 }
 # tiles only the TMA producer loads -> the tile taken where TMA can't take the layout
 TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws"}
-# a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's;
-# opt-in (EINC_WGMMA_192=1) until it is timed on the H200 (benchmarks/NOTES.md, session 25)
-WIDE_SQUARE = 0.96 if os.environ.get("EINC_WGMMA_192", "0") == "1" else 0.0
+# a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's
+# (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 1.133 / 1.283,
+# 1.132 / 1.279; fp16 1.177 / 1.257). EINC_WGMMA_192=0: never
+WIDE_SQUARE = 0.96 if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
 # C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
 # taken where C's type makes the block outgrow shared memory (4-byte C on 128x256wsp)
