@@ -3,9 +3,11 @@ and where einc's goes (cProfile, the top entries by own time):
 
     python3 scripts/host_overhead.py [dtype] 'EXPR:a=4,b=4,...' ...
 
+HOST_SORT=tottime,cumulative HOST_LINES=30 print both orders, longer.
 (session 22 ran it as scripts/host_time.py, 40 calls a figure, on bf16 TCCG sizes)
 """
 import cProfile
+import os
 import pstats
 import sys
 import time
@@ -38,4 +40,5 @@ for arg in args:
         einc.einsum(subs, *ops)
     pr.disable()
     torch.cuda.synchronize()
-    pstats.Stats(pr).sort_stats("tottime").print_stats(14)
+    for key in os.environ.get("HOST_SORT", "tottime").split(","):
+        pstats.Stats(pr).sort_stats(key).print_stats(int(os.environ.get("HOST_LINES", "14")))
