@@ -10,7 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .bind import bind
-from .cuda_call import MISS, Seen, fast_cuda_einsum
+from .cuda_call import MISS, TORCH_HOT, Seen, fast_cuda_einsum, torch_hot_call
 from .dtypes import GPU_ONLY, check_supported
 from .ir import ArraySpec
 from .errors import EincTypeError, EincValueError, EincShapeError, EincSpecError
@@ -296,6 +296,10 @@ def einsum(*operands, **options):
         fast = _fast_call(operands)  # to sort out is most of a small call's saving
         if fast is not MISS:
             return fast
+        if TORCH_HOT:  # the same for torch CUDA tensors (cuda_call.torch_hot_call)
+            fast = torch_hot_call(operands)
+            if fast is not MISS:
+                return fast
     elif not _OPTIONS.issuperset(options):
         bad = ", ".join(sorted(set(options) - _OPTIONS))
         raise EincTypeError(f"einsum() got unexpected keyword argument(s) {bad}; it takes {', '.join(_OPTION_LIST)}")
@@ -330,7 +334,10 @@ def _einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize
         seen = None
         if out is None and operands and type(operands[0]) is str:
             seen = fast_cuda_einsum(operands[0], operands[1:], dtype, order, casting, optimize,
-                                    memory_limit, strategy, _EXECUTABLES, stream)
+                                    memory_limit, strategy, _EXECUTABLES, stream,
+                                    remember=stream is None and _defaults(out, dtype, order, casting, optimize,
+                                                                          memory_limit, backend, strategy,
+                                                                          precision))
             if type(seen) is not Seen:
                 return seen
         if backend == "cuda" or _any_device(operands, out):

@@ -76,10 +76,64 @@ def _fast_key(subscripts, views, dtype, order, casting, optimize, memory_limit, 
             strategy)
 
 
+# The hottest path: a keyword-free call on plain torch CUDA tensors whose signature ran
+# before. Keyed by (subscripts, then shape, stride, dtype, device index of each operand) ->
+# (executable, out shape, torch dtype, torch device, device index); filled by
+# fast_cuda_einsum (remember=True) once such a call has taken it. It skips the DeviceViews,
+# the general key and the stream-ordering checks (all torch, torch's current stream: nothing
+# to order), so a small cached call costs little more than its launch and torch.empty.
+TORCH_HOT: dict = {}
+TORCH_HOT_MAX = 4096
+_TENSOR = None  # torch.Tensor, once a torch call has been seen
+_RAW_STREAM = None  # torch._C._cuda_getCurrentRawStream
+
+
+def torch_hot_call(operands):
+    """einsum(subscripts, *tensors) through TORCH_HOT, or MISS."""
+    s = operands[0]
+    if type(s) is not str or len(operands) < 2:
+        return MISS
+    key = [s]
+    T = _TENSOR
+    for x in operands[1:]:
+        if type(x) is not T:
+            return MISS
+        key += (x.shape, x.stride(), x.dtype, x.get_device())
+    hot = TORCH_HOT.get(tuple(key))
+    if hot is None:
+        return MISS
+    ex, shape, tdt, device, dev = hot
+    rt = ex.rt
+    rt.make_current()
+    result = ex.torch_empty(shape, dtype=tdt, device=device)
+    ex([x.data_ptr() for x in operands[1:]], result.data_ptr(), rt.stream(_RAW_STREAM(dev)))
+    return result
+
+
+def _remember_torch(subscripts, views, ex) -> None:
+    global _TENSOR, _RAW_STREAM
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None or any(type(v.owner) is not torch.Tensor for v in views):
+        return
+    dev = views[0].owner.get_device()
+    if dev < 0 or any(v.owner.get_device() != dev for v in views):
+        return
+    _TENSOR, _RAW_STREAM = torch.Tensor, raw
+    key = [subscripts]
+    for v in views:
+        x = v.owner
+        key += (x.shape, x.stride(), x.dtype, dev)
+    if len(TORCH_HOT) >= TORCH_HOT_MAX:
+        TORCH_HOT.clear()
+    TORCH_HOT[tuple(key)] = (ex, tuple(ex.plan.out_shape), ex.torch_dtype, views[0].owner.device, dev)
+
+
 def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_limit, strategy, cache,
-                     stream=None):
+                     stream=None, remember=False):
     """A repeated call on device arrays: one lookup, allocate the result, launch. A Seen
-    (the views made, for cuda_einsum) otherwise."""
+    (the views made, for cuda_einsum) otherwise. ``remember``: every option is its default,
+    so a call on plain torch tensors may enter TORCH_HOT."""
     views, handle = device_views(raw, stream)
     if any(v is None for v in views):
         return Seen(views, handle)
@@ -93,6 +147,8 @@ def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_li
     if lib == "torch" and ex.out_order == "C":
         result = ex.torch_empty(ex.plan.out_shape, dtype=ex.torch_dtype, device=views[0].owner.device)
         ptr = result.data_ptr()
+        if remember and stream is None and not mark and all(v.library == "torch" for v in views):
+            _remember_torch(subscripts, views, ex)
     else:
         result, res_view = empty_like_library(views, ex.plan.out_shape, ex.plan.out_dtype, ex.out_order,
                                               None if stream is None else handle)

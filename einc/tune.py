@@ -207,6 +207,7 @@ def _forget_cached_plans():
     with api._EXECUTABLES.lock:
         api._EXECUTABLES.data.clear()
     api._FAST.clear()
+    api.TORCH_HOT.clear()
 
 
 def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", precision=None, out=print) -> int:

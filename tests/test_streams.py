@@ -204,6 +204,41 @@ def test_default_stream_is_torchs_current_stream(torch):
 
 
 @pytest.mark.gpu
+def test_hot_torch_path_runs_on_torchs_current_stream(torch):
+    """The keyword-free cached torch path (cuda_call.TORCH_HOT) is entered after a repeat and
+    still launches on the caller's current stream, behind that stream's producer."""
+    from einc.cuda_call import TORCH_HOT
+    x, src, y = _operands(torch)
+    for _ in range(3):
+        _warm(torch, lambda: einc.einsum("ij,jk->ik", x, y))
+    assert ("ij,jk->ik", x.shape, x.stride(), x.dtype, 0, y.shape, y.stride(), y.dtype, 0) in TORCH_HOT
+    p = torch.cuda.Stream()
+    for _ in range(2):
+        x.zero_()
+        torch.cuda.synchronize()
+        with torch.cuda.stream(p):
+            _late_copy(torch, p, x, src)
+            r = einc.einsum("ij,jk->ik", x, y)
+        p.synchronize()
+        np.testing.assert_allclose(r.cpu().numpy(), _expect(src, y), rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_hot_torch_path_keys_layout_dtype_and_type(torch):
+    """Views, dtypes and tensor subclasses sharing a shape never reuse another's entry."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.rand(64, 48, device="cuda", dtype=torch.float64, generator=g)
+    b = torch.rand(48, 64, device="cuda", dtype=torch.float64, generator=g)
+    bt = b.t().contiguous().t()  # b's shape, column-major
+    for _ in range(3):
+        for x, y in ((a, b), (a, bt), (a.float(), b.float()), (torch.nn.Parameter(a), b), (a, b.t().t())):
+            r = einc.einsum("ij,jk->ik", x, y)
+            assert r.dtype == x.dtype and type(r) is torch.Tensor
+            np.testing.assert_allclose(r.detach().cpu().numpy(), (x.double() @ y.double()).detach().cpu().numpy(),
+                                       rtol=1e-5 if x.dtype == torch.float32 else 1e-12)
+
+
+@pytest.mark.gpu
 def test_cuda_array_interface_v3_stream_is_waited_for(torch):
     x, src, y = _operands(torch)
     p, s = torch.cuda.Stream(), torch.cuda.Stream()
