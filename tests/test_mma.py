@@ -115,6 +115,8 @@ COMPILE = [
     ("ij,jk->ik", [(256, 512), (512, 256)], "float16", None, "wgmma128x256wsp"),   # C apart, 212 KB
     ("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192ws"),   # three consumers
     ("ij,jk->ik", [(400, 256), (256, 392)], "float16", None, "wgmma192x192ws"),    # B N-major: 3 strips
+    ("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192wsp"),  # C apart, 218 KB
+    ("ij,jk->ik", [(400, 256), (256, 392)], "float16", None, "wgmma192x192wsp"),
 ]
 
 
@@ -431,7 +433,7 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p",
-                                  "wgmma128x256wsp", "wgmma192x192ws"])
+                                  "wgmma128x256wsp", "wgmma192x192ws", "wgmma192x192wsp"])
 @pytest.mark.parametrize("tma,store", [(True, False), (False, False), (True, True)])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, store, tile, max_grid):

@@ -68,17 +68,24 @@ WGMMA_TILES = {
     # tiles, 10.9 waves of 11, against 1653 tiles, 12.5 of 13). TMA producer only: the cp.async
     # loaders' piece walk needs BN/8 to divide 128 threads
     "wgmma192x192ws": (192, 192, 4, (40, 152)),
+    # the same, persistent with C staged apart (16-bit C: 218 KB with a three-stage ring), so
+    # the producer fills the next tile's slices during the epilogue -- cuBLAS's bf16 kernel for
+    # ki,jk 7248 is a persistent 192x192, three stages of 64 k (nvjet_sm90_tst_192x192_64x3)
+    "wgmma192x192wsp": (192, 192, 3, (40, 152)),
 }
 # tiles only the TMA producer loads -> the tile taken where TMA can't take the layout
-TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws"}
+TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256ws"}
 # a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's
 # (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 1.133 / 1.283,
 # 1.132 / 1.279; fp16 1.177 / 1.257). EINC_WGMMA_192=0: never
 WIDE_SQUARE = 0.96 if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
+# 192x192ws -> its persistent C-apart form (staged_apart); EINC_WGMMA_192P=0: never
+WIDE_APART = os.environ.get("EINC_WGMMA_192P", "1") != "0"
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
 # C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
 # taken where C's type makes the block outgrow shared memory (4-byte C on 128x256wsp)
-SEPARATE_STAGING = {"wgmma128x128ws1p": "wgmma128x128ws1", "wgmma128x256wsp": "wgmma128x256ws"}
+SEPARATE_STAGING = {"wgmma128x128ws1p": "wgmma128x128ws1", "wgmma128x256wsp": "wgmma128x256ws",
+                    "wgmma192x192wsp": "wgmma192x192ws"}
 SMEM_BLOCK = 227 * 1024  # the most dynamic shared memory one block may have (sm_90)
 # blocks per SM the launch bounds ask for (the rest: 1)
 MIN_BLOCKS = {"wgmma128x128s3": 2, "wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}
@@ -182,6 +189,8 @@ def staged_apart(step: Step, tile: str, out_bytes: int) -> str:
         return "wgmma128x128ws1p"
     if tile == "wgmma128x256ws" and gett_layout(step, 128, 128, metadata=False).ext["k"] <= 1024:
         return "wgmma128x256wsp"
+    if tile == "wgmma192x192ws" and WIDE_APART:
+        return "wgmma192x192wsp"
     return tile
 
 
