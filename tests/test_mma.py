@@ -143,7 +143,10 @@ def test_tma_only_tiles_give_way_where_tma_cannot_load(monkeypatch):
     divide 128): with TMA off, or a layout the maps can't take, the step gets 128x256ws."""
     from einc.codegen.cuda import emit_wgmma
     big = ("ki,jk->ji", [(7248, 7248), (7240, 7248)], "bfloat16")
-    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192ws"  # 11 whole waves, not 12.5 of 13
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192wsp"  # 11 whole waves, not 12.5 of 13
+    monkeypatch.setattr(emit_wgmma, "WIDE_APART", False)  # (EINC_WGMMA_192P=0)
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192ws"
+    monkeypatch.setattr(emit_wgmma, "WIDE_APART", True)
     monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.0)  # (EINC_WGMMA_192=0)
     assert kernel(*big, arch="sm_90").key[2] == "wgmma128x256ws"
     monkeypatch.setattr(emit_wgmma, "WIDE_SQUARE", 0.96)

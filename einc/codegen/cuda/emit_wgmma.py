@@ -79,7 +79,9 @@ TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256
 # (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 1.133 / 1.283,
 # 1.132 / 1.279; fp16 1.177 / 1.257). EINC_WGMMA_192=0: never
 WIDE_SQUARE = 0.96 if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
-# 192x192ws -> its persistent C-apart form (staged_apart); EINC_WGMMA_192P=0: never
+# 192x192ws -> its persistent C-apart form (staged_apart). Session 27, H100, ncu on bf16 ki,jk
+# 7248: 1.13 -> 1.11 ms, SM throughput 89.1 -> 91.6%; case_bench ms (wsp / ws, two rounds) bf16
+# 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
 WIDE_APART = os.environ.get("EINC_WGMMA_192P", "1") != "0"
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
 # C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
