@@ -78,7 +78,7 @@ TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256
 # a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's
 # (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 1.133 / 1.283,
 # 1.132 / 1.279; fp16 1.177 / 1.257). EINC_WGMMA_192=0: never
-WIDE_SQUARE = 0.96 if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
+WIDE_SQUARE = float(os.environ.get("EINC_WGMMA_192_SHARE", "0.96")) if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
 # 192x192ws -> its persistent C-apart form (staged_apart). Session 27, H100, ncu on bf16 ki,jk
 # 7248: 1.13 -> 1.11 ms, SM throughput 89.1 -> 91.6%; case_bench ms (wsp / ws, two rounds) bf16
 # 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
