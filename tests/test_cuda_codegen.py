@@ -727,11 +727,11 @@ def test_the_16_k_tile_switch_forces_either_or_is_an_einc_error(monkeypatch):
 @pytest.mark.parametrize("subs,sizes,tile", [
     ("ij,jk->ik", dict(i=8192, j=8192, k=8192), "wgmma128x256ws"),             # strided, long K
     ("lnim,kmjn->lkji", dict(i=96, j=84, k=84, l=84, m=96, n=96), "wgmma256x128ws"),  # tabled N, K
-    ("njmi,mknl->lkji", dict(i=96, j=84, k=84, l=96, m=84, n=84), "wgmma128x256ws"),  # both copied: untabled
+    ("njmi,mknl->lkji", dict(i=96, j=84, k=84, l=96, m=84, n=84), "wgmma192x192wsp"),  # both copied: 14 waves of 192^2
     ("lki,jl->kji", dict(i=384, j=376, k=376, l=384), "wgmma128x256wsp"),  # kernel M = 376, K = 384: C apart
     ("ij,jk->ik", dict(i=16384, j=4096, k=256), "wgmma128x256ws"),            # 128 tiles: one wave at 97%
     ("ki,jk->ji", dict(i=7248, j=7240, k=7248), "wgmma192x192wsp"),         # 11 whole waves, not 12.5 of 13
-    ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma256x128ws"),  # both copied: pads less
+    ("njmi,kmln->lkji", dict(i=96, j=84, k=84, l=84, m=84, n=96), "wgmma192x192wsp"),  # 12 waves of 192^2, not 14 of 256x128
     ("ap,srqp->srqa", dict(a=96, p=96, q=84, r=84, s=84), "wgmma128x128ws1p"),  # K = 96, N one tile
     ("bq,srqa->srba", dict(a=96, b=84, q=96, r=84, s=84), "wgmma128x128ws1p"),  # K = 96, M one tile
     ("ij,jk->ik", dict(i=16384, j=128, k=4096), "wgmma128x128ws1p"),            # K = 128, wide both ways

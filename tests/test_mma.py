@@ -386,7 +386,8 @@ def test_table_copies_put_heavy_tabled_operands_in_gemm_order(monkeypatch, rows)
     assert [s.text for s in p.steps] == want
     assert [emit_step(p, s, "sm_90").key[1] for s in p.steps[:2]] == (["copy_tma"] * 2 if rows else ["transpose"] * 2)
     k = emit_step(p, p.steps[-1], "sm_90")
-    assert k.key[2].endswith("ws") and len(k.tmaps) == 2
+    # (the persistent 192x192 tile: A's and B's maps and C's, whose boxes its epilogue stores)
+    assert k.key[2] == "wgmma192x192wsp" and len(k.tmaps) == 3
     assert not any(emit_step(p, p.steps[-1], "sm_90").tables)  # no offset table left
 
 

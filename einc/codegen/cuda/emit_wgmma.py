@@ -76,9 +76,13 @@ WGMMA_TILES = {
 # tiles only the TMA producer loads -> the tile taken where TMA can't take the layout
 TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256ws"}
 # a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's
-# (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 1.133 / 1.283,
-# 1.132 / 1.279; fp16 1.177 / 1.257). EINC_WGMMA_192=0: never
-WIDE_SQUARE = float(os.environ.get("EINC_WGMMA_192_SHARE", "0.96")) if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
+# (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 (0.95) 1.133 /
+# 1.283, 1.132 / 1.279; fp16 1.177 / 1.257). Session 27 (H100, 192x192wsp, ms, two rounds):
+# the ccsd GEMM steps at 0.963 and 0.985 win too -- bf16 njmi,kmln 1.425, 1.412 against
+# 256x128ws's 1.571, 1.576 (fp16 1.474 / 1.598), njmi,mknl 1.450, 1.474 against 128x256ws's
+# 1.471, 1.492: the square tile stages 12.5% fewer bytes per product, worth a few % of padding.
+# EINC_WGMMA_192=0: never (EINC_WGMMA_192_SHARE: experiments)
+WIDE_SQUARE = float(os.environ.get("EINC_WGMMA_192_SHARE", "1.0")) if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
 # 192x192ws -> its persistent C-apart form (staged_apart). Session 27, H100, ncu on bf16 ki,jk
 # 7248: 1.13 -> 1.11 ms, SM throughput 89.1 -> 91.6%; case_bench ms (wsp / ws, two rounds) bf16
 # 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
