@@ -47,6 +47,7 @@ class _LRU:
     def clear(self):
         with self.lock:
             self.data.clear()
+            TORCH_HOT.clear()  # (its entries are some of these executables)
 
 
 _EXECUTABLES = _LRU()

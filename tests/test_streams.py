@@ -57,6 +57,15 @@ def test_stream_argument_is_checked_before_any_device_work():
         einc.tensordot(a, a, 1, stream="x")
 
 
+def test_clearing_the_executables_clears_the_hot_torch_path():
+    """Tests (and einc tune) clear the cache to get kernels built under new settings: the hot
+    torch path's entries are those executables and must go with them."""
+    from einc.cuda_call import TORCH_HOT
+    TORCH_HOT[("ij->i", "stale")] = object()
+    einc.api._EXECUTABLES.clear()
+    assert not TORCH_HOT
+
+
 # --- on the GPU ------------------------------------------------------------------------
 
 @pytest.fixture
