@@ -106,6 +106,10 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # short K only; 8192^3 bf16 0.79x cuBLAS against 128x256ws's 0.88 (session 14b)
              "wgmma128x128ws1": 1.2, "wgmma128x128ws1p": 1.3,  # (ao2mo ws1 -> ws1p: -17 to -26%)
              "wgmma128x256wsp": 1.45,  # K <= 1024: 10-16% faster than 128x256ws (session 14e)
+             # 192x192 (session 26, H100, bf16 ki,jk 7248: 1.13 against 128x256ws's 1.28 ms, of which
+             # 1.05 is the wave count the model prices apart: ~1.08x the rate); its persistent C-apart
+             # form 2% faster again (session 27, ncu 1.13 -> 1.11 ms)
+             "wgmma192x192ws": 1.5, "wgmma192x192wsp": 1.53,
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy
