@@ -603,3 +603,47 @@ def test_bfloat16_on_gpu(expr, shapes):
     # fp32 sums of exact bf16 products, then one rounding to bf16 (8-bit mantissa)
     tol = 2.0 ** -8 * np.abs(ref) + 2.0 ** -22 * terms * np.einsum(expr, *[np.abs(w) for w in wide]) + 1e-30
     assert (np.abs(got.double().cpu().numpy() - ref) <= tol).all()
+
+
+CLUSTER_CASES = WS_CASES + [
+    ("ik,jk->ij", [(1000, 320), (700, 320)], "bfloat16", None, True),   # 6 x 4 tiles: 3 whole pairs a column
+    ("ki,jk->ji", [(320, 1000), (700, 320)], "float16", None, True),    # B N-major: k-row halves
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("max_grid", [None, 2])
+@pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", CLUSTER_CASES)
+def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, max_grid):
+    """EINC_WGMMA_CLUSTER: 192x192wsp in clusters of two, B's slice multicast to both CTAs
+    (each copies half), empty barriers counting both CTAs' consumers. A capped grid (one
+    cluster) walks every pair, so the phases carry across pairs; a pair's second tile past M
+    (one tile row) loads zeros and stores nothing."""
+    from einc.codegen.cuda import emit_wgmma
+    if not tma_fits:
+        pytest.skip("clusters need the TMA producer")
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", True)
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma192x192wsp")
+    ks = [emit_step(p, s, "sm_90") for s in p.steps]
+    wg = [k for k in ks if k.name.startswith("einc_wgmma")]
+    if dtype in ("float16", "bfloat16") and not expr.startswith("b"):
+        assert any(k.key[-1] == "cl2" and "__cluster_dims__(2, 1, 1)" in k.source and k.grid[0] % 2 == 0 for k in wg)
+    test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, True, True,
+                                "wgmma192x192wsp", max_grid)
+
+
+@pytest.mark.parametrize("expr,shapes,dtype", [("ki,jk->ji", [(320, 1000), (700, 320)], "float16"),
+                                               ("ik,jk->ij", [(1000, 320), (704, 320)], "bfloat16")])
+def test_wgmma_cluster_kernels_compile(monkeypatch, expr, shapes, dtype):
+    """The cluster variant (both B layouts; B's box is half a slice) compiles for sm_90a
+    without a GPU, its grid whole clusters."""
+    from einc.codegen.cuda import emit_wgmma
+    from einc.runtime.cuda import compile_cubin
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", True)
+    k = kernel(expr, shapes, dtype, None, "wgmma192x192wsp", arch="sm_90")
+    assert k.key[-1] == "cl2" and k.grid[0] % 2 == 0 and "__cluster_dims__(2, 1, 1)" in k.source
+    assert k.tmaps[1].box in ((64, 32), (64, 96))  # half of (64, 64) N-major or (64, 192) K-major
+    assert compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch))[:4] == b"\x7fELF"
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", False)
+    assert kernel(expr, shapes, dtype, None, "wgmma192x192wsp", arch="sm_90").key[-1] == ""
