@@ -88,18 +88,22 @@ _TENSOR = None  # torch.Tensor, once a torch call has been seen
 _RAW_STREAM = None  # torch._C._cuda_getCurrentRawStream
 
 
+def _hot_key(subscripts, tensors) -> tuple:
+    key = [subscripts]
+    for x in tensors:
+        key += (x.shape, x.stride(), x.dtype, x.get_device())
+    return tuple(key)
+
+
 def torch_hot_call(operands):
     """einsum(subscripts, *tensors) through TORCH_HOT, or MISS."""
-    s = operands[0]
+    s, T = operands[0], _TENSOR
     if type(s) is not str or len(operands) < 2:
         return MISS
-    key = [s]
-    T = _TENSOR
     for x in operands[1:]:
         if type(x) is not T:
             return MISS
-        key += (x.shape, x.stride(), x.dtype, x.get_device())
-    hot = TORCH_HOT.get(tuple(key))
+    hot = TORCH_HOT.get(_hot_key(s, operands[1:]))
     if hot is None:
         return MISS
     ex, shape, tdt, device, dev = hot
@@ -113,20 +117,17 @@ def torch_hot_call(operands):
 def _remember_torch(subscripts, views, ex) -> None:
     global _TENSOR, _RAW_STREAM
     import torch
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is None or any(type(v.owner) is not torch.Tensor for v in views):
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # (device_arrays.torch_stream's getter)
+    tensors = [v.owner for v in views]
+    if raw is None or any(type(x) is not torch.Tensor for x in tensors):
         return
-    dev = views[0].owner.get_device()
-    if dev < 0 or any(v.owner.get_device() != dev for v in views):
+    dev = tensors[0].get_device()
+    if dev < 0 or any(x.get_device() != dev for x in tensors):
         return
     _TENSOR, _RAW_STREAM = torch.Tensor, raw
-    key = [subscripts]
-    for v in views:
-        x = v.owner
-        key += (x.shape, x.stride(), x.dtype, dev)
     if len(TORCH_HOT) >= TORCH_HOT_MAX:
         TORCH_HOT.clear()
-    TORCH_HOT[tuple(key)] = (ex, tuple(ex.plan.out_shape), ex.torch_dtype, views[0].owner.device, dev)
+    TORCH_HOT[_hot_key(subscripts, tensors)] = (ex, tuple(ex.plan.out_shape), ex.torch_dtype, tensors[0].device, dev)
 
 
 def fast_cuda_einsum(subscripts, raw, dtype, order, casting, optimize, memory_limit, strategy, cache,

@@ -204,10 +204,8 @@ class _Device:
 def _forget_cached_plans():
     """Executables built before the new winner was stored would keep the old choices."""
     from . import api
-    with api._EXECUTABLES.lock:
-        api._EXECUTABLES.data.clear()
+    api._EXECUTABLES.clear()  # (and the hot torch path's entries with it)
     api._FAST.clear()
-    api.TORCH_HOT.clear()
 
 
 def run_tune(subscripts, shapes, dtype="float32", repeat=10, optimize="auto", precision=None, out=print) -> int:
