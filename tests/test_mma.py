@@ -603,3 +603,58 @@ def test_bfloat16_on_gpu(expr, shapes):
     # fp32 sums of exact bf16 products, then one rounding to bf16 (8-bit mantissa)
     tol = 2.0 ** -8 * np.abs(ref) + 2.0 ** -22 * terms * np.einsum(expr, *[np.abs(w) for w in wide]) + 1e-30
     assert (np.abs(got.double().cpu().numpy() - ref) <= tol).all()
+
+
+CLUSTER_CASES = WS_CASES + [
+    ("ik,jk->ij", [(1000, 320), (700, 320)], "float16", None, True),   # 6 x 4 tiles: 3 whole pairs a column
+    ("ki,jk->ji", [(320, 1000), (700, 320)], "float16", None, True),    # B N-major: k-row halves
+    ("ik,jk->ij", [(1000, 320), (900, 320)], "float16", None, True),   # 6 x 5 tiles: "a" pairs vertically
+    ("ik,jk->ij", [(900, 320), (900, 320)], "float16", None, True),    # 5 x 5 tiles: no clusters
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["a", "b"])
+@pytest.mark.parametrize("max_grid", [None, 2])
+@pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", CLUSTER_CASES)
+def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, max_grid, mode):
+    """EINC_WGMMA_CLUSTER: 192x192wsp in clusters of two on adjacent tiles, the shared
+    operand's slice multicast to both CTAs (each copies half: "b" vertical pairs share B,
+    "a" horizontal pairs share A), empty barriers counting both CTAs' consumers. A capped
+    grid (one cluster) walks every pair, so the phases carry across pairs; a pair's second
+    tile past the edge (odd tile counts) loads zeros and stores nothing."""
+    from einc.codegen.cuda import emit_wgmma
+    if not tma_fits:
+        pytest.skip("clusters need the TMA producer")
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", mode)
+    p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma192x192wsp")
+    ks = [emit_step(p, s, "sm_90") for s in p.steps]
+    wg = [k for k in ks if k.name.startswith("einc_wgmma")]
+    if dtype in ("float16", "bfloat16") and not expr.startswith("b"):
+        from einc.codegen.cuda.emit import gett_layout
+        got = emit_wgmma.cluster_mode(mode, *gett_layout(p.steps[-1], 192, 192).tiles(192, 192))
+        assert any(k.key[-1] == ("cl2" + got if got else "") and ("__cluster_dims__(2, 1, 1)" in k.source) == bool(got)
+                   and k.grid[0] % 2 == 0 for k in wg)
+    test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, True, True,
+                                "wgmma192x192wsp", max_grid)
+
+
+@pytest.mark.parametrize("mode", ["a", "b"])
+@pytest.mark.parametrize("expr,shapes,dtype", [("ki,jk->ji", [(320, 1000), (700, 320)], "float16"),
+                                               ("ik,jk->ij", [(1000, 320), (704, 320)], "bfloat16")])
+def test_wgmma_cluster_kernels_compile(monkeypatch, expr, shapes, dtype, mode):
+    """The cluster variants (both B layouts; the shared operand's box is half a slice)
+    compile for sm_90a without a GPU, their grids whole clusters."""
+    from einc.codegen.cuda import emit_wgmma
+    from einc.runtime.cuda import compile_cubin
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", mode)
+    k = kernel(expr, shapes, dtype, None, "wgmma192x192wsp", arch="sm_90")
+    assert k.key[-1] == "cl2" + mode and k.grid[0] % 2 == 0 and "__cluster_dims__(2, 1, 1)" in k.source
+    if mode == "b":  # half of (64, 64) N-major or (64, 192) K-major
+        assert k.tmaps[0].box == (64, 192) and k.tmaps[1].box in ((64, 32), (64, 96))
+    else:
+        assert k.tmaps[0].box == (64, 96) and k.tmaps[1].box in ((64, 64), (64, 192))
+    assert compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch))[:4] == b"\x7fELF"
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", "")
+    assert kernel(expr, shapes, dtype, None, "wgmma192x192wsp", arch="sm_90").key[-1] == ""

@@ -83,6 +83,13 @@ TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256
 # 1.471, 1.492: the square tile stages 12.5% fewer bytes per product, worth a few % of padding.
 # EINC_WGMMA_192=0: never (EINC_WGMMA_192_SHARE: experiments)
 WIDE_SQUARE = float(os.environ.get("EINC_WGMMA_192_SHARE", "1.0")) if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
+# Clusters of two CTAs on adjacent tiles of 192x192wsp, the shared operand's slice copied once
+# per pair by TMA multicast (cuBLAS's bf16 kernel for ki,jk: 2-CTA clusters, 26% fewer L2 bytes).
+# EINC_WGMMA_CLUSTER: "b" vertical pairs sharing B, "a" horizontal pairs sharing A, "nomc"
+# (experiment) vertical pairs each copying all of B, "0" none
+CLUSTER = os.environ.get("EINC_WGMMA_CLUSTER", "0")
+CLUSTER = {"1": "b", "0": ""}.get(CLUSTER, CLUSTER)
+CLUSTER_TILES = ("wgmma192x192wsp",)
 # 192x192ws -> its persistent C-apart form (staged_apart). Session 27, H100, ncu on bf16 ki,jk
 # 7248: 1.13 -> 1.11 ms, SM throughput 89.1 -> 91.6%; case_bench ms (wsp / ws, two rounds) bf16
 # 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
@@ -346,14 +353,30 @@ def _collapsed(modes, t: int):
     return (merged[0][0], merged[0][1][0]) if len(merged) == 1 else None
 
 
-def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
+def cluster_mode(pref: str, tiles_m: int, tiles_n: int) -> str:
+    """The pairing of a clustered tile: ``pref`` ("a": horizontal pairs sharing A, "b":
+    vertical pairs sharing B) where its tile count along the pair is even, else the other
+    where that one is even, else none (a half-empty pair leaves one CTA idle for a tile).
+
+    >>> cluster_mode("a", 38, 38), cluster_mode("a", 38, 37), cluster_mode("a", 5, 7), cluster_mode("nomc", 5, 7)
+    ('a', 'b', '', 'nomc')
+    """
+    if pref not in ("a", "b"):
+        return pref
+    count = {"a": tiles_n, "b": tiles_m}
+    other = "b" if pref == "a" else "a"
+    return pref if count[pref] % 2 == 0 else other if count[other] % 2 == 0 else ""
+
+
+def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int, half: str = "") -> tuple | None:
     """The (A, B) tensor maps (emit.Tmap) of a warp-specialised tile, or None where TMA
     cannot take the layout: every group must be one strided mode of the operand reading
     it (C's may be tabled: the epilogue has its offsets), K (and an N-major B's N)
     unit-stride, the other strides multiples of 16 bytes, extents within the 32-bit box
     coordinates. A box is one stage's slice: KE k by BM rows (A),
     KE by BN (K-major B) or 64 columns by KE k-rows (N-major B, BN/64 boxes per slice).
-    A batch group becomes a third dimension.
+    A batch group becomes a third dimension. ``half`` ("a" or "b"): that operand's box covers
+    half the slice (clusters of two, each CTA copying one half into both).
 
     >>> import einc.api
     >>> from einc.codegen.cuda.emit import gett_layout
@@ -379,12 +402,12 @@ def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int) -> tuple | None:
     if b_kmaj:
         if stride("k", tb) != 1 or not ok(stride("n", tb)):
             return None
-        b_dims, b_str, b_box = (ext["k"], ext["n"]), (stride("n", tb) * E,), (KE, bn)
+        b_dims, b_str, b_box = (ext["k"], ext["n"]), (stride("n", tb) * E,), (KE, bn // (2 if half == "b" else 1))
     else:
         if stride("n", tb) != 1 or not ok(stride("k", tb)) or bn % 64:
             return None
-        b_dims, b_str, b_box = (ext["n"], ext["k"]), (stride("k", tb) * E,), (64, KE)
-    a_dims, a_str, a_box = (ext["k"], ext["m"]), (stride("m", ta) * E,), (KE, bm)
+        b_dims, b_str, b_box = (ext["n"], ext["k"]), (stride("k", tb) * E,), (64, KE // (2 if half == "b" else 1))
+    a_dims, a_str, a_box = (ext["k"], ext["m"]), (stride("m", ta) * E,), (KE, bm // (2 if half == "a" else 1))
     if batch:
         if not (ok(stride("b", ta)) and ok(stride("b", tb))):
             return None
@@ -445,6 +468,12 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     lay = gett_layout(step, BM, BN)
     nthreads = threads(cfg)
     tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
+    # clusters of two: 2-D maps (no batch), a 32-bit pair count
+    cl2 = (CLUSTER not in ("", "0") and cfg in CLUSTER_TILES and len(tmaps) == 2 and lay.ext["b"] == 1
+           and lay.ext["m"] * lay.ext["n"] < 2 ** 40 and lay.tiles(BM, BN)[0] * lay.tiles(BM, BN)[1] < 2 ** 31)
+    cl2 = cluster_mode(CLUSTER, *lay.tiles(BM, BN)) if cl2 else ""
+    if cl2 in ("a", "b"):
+        tmaps = tma_maps(lay, op, b_kmaj, BM, BN, half=cl2)
     cmap = c_map(lay, dtypes[0], BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
     if cmap is not None and len(cmap.dims) != len(tmaps[0].dims) + split_c(cmap, lay):
         cmap = None  # (the batch is all three maps' dimension or none's)
@@ -457,7 +486,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     smem = smem_bytes(cfg, dtypes[0].itemsize, cmap is not None)
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
-    sk = stream_k(cfg, tiles, lay.ext["k"], _PTX[op][2])
+    sk = 0 if cl2 else stream_k(cfg, tiles, lay.ext["k"], _PTX[op][2])
     scratch, scratch_zero = sk_scratch(cfg, tiles, sk) if sk else (0, 0)
     ws = SK_REGS.get(cfg, ws) if sk else ws
     tout, tcn, tan, _ = _types(dtypes, compute)
@@ -472,22 +501,24 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     tcfg = (f"EincWgmmaTile<{BM}, {BN}, {S}, true, {ws[0]}, {ws[1]}{gm}>" if ws
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
-           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit, bool(sk))
+           tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit, bool(sk),
+           "cl2" + cl2 if cl2 else "")
     name = _name("wgmma", key, dtypes)
     sep = cfg in SEPARATE_STAGING
     # einc_wgmma_gett_ws's trailing template arguments, as far as this kernel needs them:
     # TMA_RANK, TMA_OPT, SEP, TMA_C, TM, C_SPLIT, SK
     tail = [str(rank), str(tma_opt)] if rank or sep or sk else []
     tail += [b(sep)] if sep or sk else []
-    tail += [b(cmap), "EincTmaps3" if cmap else "EincTmaps"] if cmap or sk else []
-    tail += [b(csplit)] if csplit or sk else []
-    tail += ["true"] if sk else []
+    tail += [b(cmap), "EincTmaps3" if cmap else "EincTmaps"] if cmap or sk or cl2 else []
+    tail += [b(csplit)] if csplit or sk or cl2 else []
+    tail += ["true"] if sk else ["false", {"b": "1", "nomc": "2", "a": "3"}[cl2]] if cl2 else []
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail)
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (f", const __grid_constant__ EincTmaps{'3' if cmap else ''} tm", ", &tm") if rank else ("", "")
     if sk:
         tm_arg = (tm_arg or ", nullptr") + ", static_cast<unsigned char*>(scratch)"
-    spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})\n"
+    spec = (struct + f"\nextern \"C\" __global__ void __launch_bounds__({nthreads}, {MIN_BLOCKS.get(cfg, 1)})"
+            + (" __cluster_dims__(2, 1, 1)" if cl2 else "") + "\n"
             f"{name}(void* out, const void* in0, const void* in1, {'void* scratch, ' if sk else ''}"
             f"const EincGettMeta meta{tm_param}) {{\n"
             f"  einc_wgmma_gett{'_ws' if ws else ''}<{targs}>(out, {a_arg}, {b_arg}, meta{tm_arg});\n}}\n")
@@ -504,6 +535,10 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
     resident = MIN_BLOCKS.get(cfg, 1) * SM_COUNT
     grid = sk or (min(tiles, resident, MAX_GRID) if sep else min(tiles, MAX_GRID))
+    if cl2:  # whole clusters, each walking pairs of tiles
+        pairs = _cdiv(tiles_m, 2) * tiles_n if cl2 != "a" else tiles_m * _cdiv(tiles_n, 2)
+        cap = int(os.environ.get("EINC_WGMMA_CLUSTERS", "0")) or resident // 2
+        grid = 2 * max(1, min(pairs, cap, MAX_GRID // 2))
     launch = [(f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks ({resident // SM_COUNT} per SM) walking "
                f"the {BM}x{BN} output tiles, C staged apart from the ring" if sep else
                f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks: the first {tiles - tiles % grid} of "
@@ -513,6 +548,10 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
                f"launch:   1-D grid, one {nthreads}-thread block per {BM}x{BN} output tile "
                f"(grid-stride, capped at 2^31-1)") + f"; {smem} bytes of dynamic shared memory; sm_90a",
               f"metadata: EincGettMeta, {8 * len(lay.words)} bytes; {len(lay.tables)} offset table(s)"]
+    if cl2:
+        launch[0] += (f"; clusters of two CTAs (__cluster_dims__) on {'horizontally' if cl2 == 'a' else 'vertically'} "
+                      f"adjacent tiles" + (f", each copying its own {'B' if cl2 == 'a' else 'A'} box and half of the shared "
+                                           f"{cl2.upper()} slice into both by TMA multicast" if cl2 != "nomc" else ""))
     dims = lambda t, w: ((("k", "m") if w == "a" else (("n_in", "m", "n_out") if csplit else ("n", "m")) if w == "c"
                           else ("k", "n") if b_kmaj else ("n", "k")) + ("batch",) * (lay.ext["b"] > 1))
     launch += [f"tensor map {w}: EincTmaps{'3' if cmap else ''}.{w} (by value, after the metadata) = cuTensorMapEncodeTiled over "

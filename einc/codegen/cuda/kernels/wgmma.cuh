@@ -100,6 +100,21 @@ __device__ __forceinline__ void einc_mbar_wait(unsigned bar, unsigned parity) {
 __device__ __forceinline__ void einc_mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// Clusters of two (CL2): the peer CTA's barrier at the same shared offset, arrived on
+// remotely; the whole cluster's barrier (every thread of both CTAs).
+__device__ __forceinline__ void einc_mbar_arrive_peer(unsigned bar, unsigned peer) {
+  asm volatile("{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n"
+               " mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(peer)
+               : "memory");
+}
+__device__ __forceinline__ void einc_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ unsigned einc_cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
 // An arrive-on that fires once this thread's earlier cp.async have landed; .noinc: it
 // counts against the barrier's expected arrivals (no pending-count increment).
 __device__ __forceinline__ void einc_cp_mbar_arrive(unsigned bar) {
@@ -155,6 +170,18 @@ __device__ __forceinline__ void einc_tma_load(unsigned dst, const EincTmap* map,
         "[%5];\n" ::"r"(dst),
         "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
         : "memory");
+}
+
+// One 2-D box into the same shared offset of both CTAs of a cluster of two, each one's
+// barrier at ``bar`` completing the bytes it receives.
+__device__ __forceinline__ void einc_tma_load_mc2(unsigned dst, const EincTmap* map, int c0, int c1, unsigned bar) {
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  const unsigned short mask = 3;
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(m), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
 }
 
 // The tile's smem byte offset of 16-byte piece (row r, piece c) in a K-major SW128 tile.
@@ -614,15 +641,17 @@ struct EincWgmmaUnits {
   unsigned iters, first, pos, end;  // the tail's iterations; this block's range of them
   int nk, kb, ke;                 // the current unit's k slices [kb, ke)
   unsigned n = 0;                 // units walked so far
+  unsigned G, B0;                 // walkers (blocks, or clusters) and this one's index
   bool live;
-  __device__ __forceinline__ EincWgmmaUnits(long long tiles, int nk_, bool sk) : nk(nk_) {
-    const unsigned G = gridDim.x, tail = sk && nk_ > 0 ? static_cast<unsigned>(tiles % G) : 0u;
+  __device__ __forceinline__ EincWgmmaUnits(long long tiles, int nk_, bool sk, int cl = 1)
+      : nk(nk_), G(gridDim.x / cl), B0(blockIdx.x / cl) {
+    const unsigned tail = sk && nk_ > 0 ? static_cast<unsigned>(tiles % G) : 0u;
     dp = tiles - tail;
     iters = tail * static_cast<unsigned>(nk_);
-    first = start_of(blockIdx.x);
-    end = start_of(blockIdx.x + 1);
+    first = start_of(B0);
+    end = start_of(B0 + 1);
     pos = first;
-    tile = blockIdx.x;
+    tile = B0;
     kb = 0;
     ke = nk;
     live = true;
@@ -640,7 +669,7 @@ struct EincWgmmaUnits {
   __device__ __forceinline__ void next(long long fetched = -1) {
     ++n;
     if (tile < dp) {
-      tile = fetched >= 0 ? fetched : tile + gridDim.x;
+      tile = fetched >= 0 ? fetched : tile + G;
       if (tile < dp) return;
       tail_unit();
       return;
@@ -650,8 +679,8 @@ struct EincWgmmaUnits {
   }
   __device__ __forceinline__ bool whole() const { return kb == 0 && ke == nk; }
   // the tail range's first iteration of block g, and the block holding iteration i
-  __device__ __forceinline__ unsigned start_of(unsigned g) const { return iters * g / gridDim.x; }
-  __device__ __forceinline__ unsigned block_of(unsigned i) const { return ((i + 1) * gridDim.x + iters - 1) / iters - 1; }
+  __device__ __forceinline__ unsigned start_of(unsigned g) const { return iters * g / G; }
+  __device__ __forceinline__ unsigned block_of(unsigned i) const { return ((i + 1) * G + iters - 1) / iters - 1; }
 };
 // the arrival counts of the tail's tiles, then the data-parallel tile counter (count[tail])
 __host__ __device__ __forceinline__ long long einc_wgmma_sk_counts_bytes(long long tail) {
@@ -701,12 +730,30 @@ __device__ __forceinline__ bool einc_wgmma_sk_combine(typename Mma::Acc* d, unsi
   return true;
 }
 
+// CL2: pair ``pair`` of adjacent tiles walked in GROUP_M order as einc_tile_origin walks
+// tiles -- VERT: two tile rows (2 BM, BN; B shared), else two tile columns (BM, 2 BN; A
+// shared); the cluster's CTA ``rank`` takes the first or second tile (32-bit: the emitter
+// keeps the pair count below 2^31).
+template <int GROUP_M, bool VERT>
+__device__ __forceinline__ void einc_pair_origin(long long pair, const EincGettMeta& p, int bm, int bn, unsigned rank,
+                                                 long long& bi, long long& m0, long long& n0) {
+  const unsigned tm = static_cast<unsigned>(VERT ? (p.tiles_m + 1) / 2 : p.tiles_m);
+  const unsigned tn = static_cast<unsigned>(VERT ? p.tiles_n : (p.tiles_n + 1) / 2);
+  const unsigned pb = tm * tn, t = static_cast<unsigned>(pair);
+  const unsigned b = t / pb, r = t - b * pb, span = GROUP_M * tn, group = r / span;
+  const unsigned first_m = group * GROUP_M, rows = tm - first_m < GROUP_M ? tm - first_m : GROUP_M;
+  const unsigned in_group = r - group * span, q = in_group / rows, mi = first_m + (in_group - q * rows);
+  bi = b;
+  m0 = static_cast<long long>(VERT ? mi * 2 + rank : mi) * bm;
+  n0 = static_cast<long long>(VERT ? q : q * 2 + rank) * bn;
+}
+
 // TMA_RANK 0: the producer warpgroup copies 16-byte pieces (EincWgmmaLeanLoader); 2 or 3:
 // its first thread copies boxes through the tensor maps ``tm`` (rank 3: a batch dimension),
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false, bool TMA_C = false,
-          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false>
+          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false, int CL2 = 0>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
                                                    const TM* tm = nullptr, unsigned char* scratch = nullptr) {
@@ -721,6 +768,13 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
   static_assert(S >= 2, "one stage computing, one loading");
   static_assert(!(SK && SEP), "the stream-K tail is the ring-staged tiles' (no resident operand)");
+  // CL2: clusters of two CTAs computing vertically adjacent tiles; each copies its own A and
+  // half of the shared B slice into both CTAs (multicast), so a stage is free only when both
+  // CTAs' consumers have released it (empty counts both, arrivals to the peer by mapa)
+  static_assert(!CL2 || (TMA_RANK == 2 && !SK), "clusters: 2-D TMA maps, no stream-K");
+  // CL2 1: vertical pairs, B multicast; 3: horizontal pairs, A multicast; 2 (experiment):
+  // vertical pairs, each CTA copying all of B itself
+  constexpr bool MC = CL2 == 1 || CL2 == 3, VERT = CL2 != 3;
   __shared__ long long einc_sk_next[2];  // SK: the next data-parallel tile, by unit parity
   using Acc = typename Mma::Acc;
   using Loader = EincWgmmaLeanLoader<Cfg, E, TAB_M, TAB_N, TAB_K, B_KMAJ>;
@@ -742,29 +796,36 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   const long long per_batch = p.tiles_m * p.tiles_n;
   const long long tiles = per_batch * p.batch;
   const int nk = static_cast<int>((p.K + KE - 1) / KE);
+  const long long units = !CL2 ? tiles : VERT ? p.batch * ((p.tiles_m + 1) / 2) * p.tiles_n
+                                           : p.batch * p.tiles_m * ((p.tiles_n + 1) / 2);
+  const unsigned rank = CL2 ? einc_cluster_rank() : 0u, peer = rank ^ 1u;
 
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) {
       einc_mbar_init(full0 + 8 * s, TMA ? 1 : 128);  // every producer thread's copies (TMA: one arming)
-      einc_mbar_init(empty0 + 8 * s, NTC / 32);      // one arrival per consumer warp
+      einc_mbar_init(empty0 + 8 * s, (MC ? 2 : 1) * NTC / 32);  // one arrival per consumer warp (of both CTAs)
     }
     if constexpr (TMA) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();  // the barriers are initialised before anyone waits on them
+  if constexpr (CL2) einc_cluster_sync();  // (and before the peer arrives on them or copies in)
 
   unsigned it = 0;  // slices through the ring so far (both roles count the same slices)
   // A resident operand (TMA): with one tile row (column) and no batch, every tile reads the
   // same A (B) slices, and with S % nk == 0 each stage always holds the same k slice, so the
   // slice stays where the first round put it (SEP: the epilogue never stages C in the ring);
   // later rounds copy only the other operand (ao2mo ap,srqp: N = 96, K = 96 in two slices)
-  const bool keep = SEP && TMA && p.batch == 1 && nk > 0 && S % nk == 0;
+  const bool keep = !CL2 && SEP && TMA && p.batch == 1 && nk > 0 && S % nk == 0;
   if (wg == Cfg::WG) {  // the producer warpgroup
     einc_setmaxnreg_dec<Cfg::REG_P>();
-    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next(SK ? einc_sk_next[(u.n + 1) & 1] : -1)) {
+    for (EincWgmmaUnits u(units, nk, SK, CL2 ? 2 : 1); u.live; u.next(SK ? einc_sk_next[(u.n + 1) & 1] : -1)) {
       const long long tile = u.tile;
       long long bi, m0, n0;
-      einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
+      if constexpr (CL2)
+        einc_pair_origin<Cfg::GROUP_M, VERT>(tile, p, Cfg::BM, Cfg::BN, rank, bi, m0, n0);
+      else
+        einc_tile_origin<Cfg::GROUP_M>(tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
       if constexpr (TMA) {
         if (tid == NTC) {
           if ((TMA_OPT & 2) && tile == blockIdx.x) {
@@ -780,8 +841,20 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
             const bool copy_a = !(again && p.tiles_m == 1), copy_b = !(again && p.tiles_n == 1);
             einc_mbar_wait(empty0 + 8 * stage, (round & 1) ^ 1);
             einc_mbar_expect_tx(full, (copy_a ? Cfg::A_BYTES : 0) + (copy_b ? Cfg::B_BYTES : 0));
-            if (copy_a) einc_tma_load<TMA_RANK>(st, &tm->a, k, m, b, full);
+            if (!copy_a) {
+            } else if constexpr (MC && !VERT) {  // rows [BM/2 rank, +BM/2) of A's box
+              einc_tma_load_mc2(st + rank * (Cfg::BM / 2) * 128, &tm->a, k, m + rank * (Cfg::BM / 2), full);
+            } else {
+              einc_tma_load<TMA_RANK>(st, &tm->a, k, m, b, full);
+            }
             if (!copy_b) {
+            } else if constexpr (MC && VERT && B_KMAJ) {  // rows [BN/2 rank, +BN/2) of B's box
+              einc_tma_load_mc2(st + Cfg::A_BYTES + rank * (Cfg::BN / 2) * 128, &tm->b, k, n + rank * (Cfg::BN / 2), full);
+            } else if constexpr (MC && VERT) {  // k-rows [KE/2 rank, +KE/2) of each 64-column strip
+#pragma unroll
+              for (int j = 0; j < Cfg::BN / 64; ++j)
+                einc_tma_load_mc2(st + Cfg::A_BYTES + j * KE * 128 + rank * (KE / 2) * 128, &tm->b, n + 64 * j,
+                                  k + rank * (KE / 2), full);
             } else if constexpr (B_KMAJ) {
               einc_tma_load<TMA_RANK>(st + Cfg::A_BYTES, &tm->b, k, n, b, full);
             } else {
@@ -824,9 +897,12 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   } else {  // consumer warpgroups 0..WG-1
     einc_setmaxnreg_inc<Cfg::REG_C>();
     const bool signals = (tid & 31) == 0;
-    for (EincWgmmaUnits u(tiles, nk, SK); u.live; u.next(SK ? einc_sk_next[(u.n + 1) & 1] : -1)) {
+    for (EincWgmmaUnits u(units, nk, SK, CL2 ? 2 : 1); u.live; u.next(SK ? einc_sk_next[(u.n + 1) & 1] : -1)) {
       long long bi, m0, n0;
-      einc_tile_origin<Cfg::GROUP_M>(u.tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
+      if constexpr (CL2)
+        einc_pair_origin<Cfg::GROUP_M, VERT>(u.tile, p, Cfg::BM, Cfg::BN, rank, bi, m0, n0);
+      else
+        einc_tile_origin<Cfg::GROUP_M>(u.tile, p, Cfg::BM, Cfg::BN, bi, m0, n0);
       Acc d[Cfg::MH * Mma::NACC];
 #pragma unroll
       for (int j = 0; j < Cfg::MH * Mma::NACC; ++j) d[j] = Acc(0);
@@ -838,10 +914,16 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
         if constexpr (CONSUMER_FENCE) einc_fence_async_smem();
         einc_wgmma_slice<Cfg, Mma, B_KMAJ, TMA>(d, smem0 + stage * Cfg::STAGE, wg);
         einc_wgmma_wait<1>();  // wgmma(slice it-1) has retired: its stage is free
-        if (i > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+        if (i > 0 && signals) {
+          einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+          if constexpr (MC) einc_mbar_arrive_peer(empty0 + 8 * ((it - 1) % S), peer);
+        }
       }
       einc_wgmma_wait<0>();
-      if (slices > 0 && signals) einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+      if (slices > 0 && signals) {
+        einc_mbar_arrive(empty0 + 8 * ((it - 1) % S));
+        if constexpr (MC) einc_mbar_arrive_peer(empty0 + 8 * ((it - 1) % S), peer);
+      }
       // SK: a piece of a split tile stores C only where its pieces meet (block-uniform)
       [[maybe_unused]] bool store = true;
       if constexpr (SK) store = u.whole() || einc_wgmma_sk_combine<Cfg, Mma>(d, scratch, u, tid);
@@ -864,4 +946,6 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
     // the last tile's stores: done before the block (and its shared memory) goes away
     if constexpr (TMA_C) if (tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   }
+  // CL2: neither CTA leaves while the peer may still arrive on its barriers or copy into it
+  if constexpr (CL2) einc_cluster_sync();
 }

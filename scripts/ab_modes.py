@@ -1,0 +1,47 @@
+"""Interleaved A/B of kernel switches on the GPU, in one process (one thermal state for all).
+
+    python3 scripts/ab_modes.py MODULE.ATTR V1,V2,... DTYPE 'EXPR:a=..,b=..' ...
+
+For each case, ROUNDS (env, 6) rounds; in each, every value of the switch (the plan rebuilt:
+executables cleared) and torch.einsum are timed one after another (CUDA events, median of
+20 x 5 calls, inputs rotated past L2). Prints per value the median over rounds, in ms, and
+the median of its per-round ratio to torch.einsum (> 1: einc faster).
+"""
+import importlib
+import os
+import statistics
+import sys
+
+import torch
+
+import einc
+from einc.bench_cuda import _events_median, _rotations, case_geometry
+
+target, values, dtype, *cases = sys.argv[1:]
+mod_name, attr = target.rsplit(".", 1)
+mod = importlib.import_module(mod_name)
+values = values.split(",")
+tdt = getattr(torch, dtype)
+rounds = int(os.environ.get("ROUNDS", "6"))
+for arg in cases:
+    subs, sz = arg.split(":")
+    sizes = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sz.split(",")}
+    geo = case_geometry(subs, sizes, torch.empty((), dtype=tdt).element_size())
+    sets = _rotations(torch, lambda: [torch.randn(s, device="cuda").to(tdt) for s in geo["shapes"]], geo["bytes"])
+    ms = {v: [] for v in values + ["torch"]}
+    ratio = {v: [] for v in values}
+    for r in range(rounds):
+        t_torch = _events_median(torch, lambda i: torch.einsum(subs, *sets[i % len(sets)]))[0]
+        ms["torch"].append(t_torch)
+        for v in values:
+            setattr(mod, attr, type(getattr(mod, attr))(v) if not isinstance(getattr(mod, attr), str) else v)
+            einc.api._EXECUTABLES.clear()
+            t = _events_median(torch, lambda i: einc.einsum(subs, *sets[i % len(sets)]))[0]
+            ms[v].append(t)
+            ratio[v].append(t_torch / t)
+    print(f"{dtype} {arg}")
+    for v in values + ["torch"]:
+        line = f"  {attr}={v:<8} {1e3 * statistics.median(ms[v]):8.3f} ms"
+        if v != "torch":
+            line += f"  x torch {statistics.median(ratio[v]):.3f}  rounds " + " ".join(f"{x:.3f}" for x in ratio[v])
+        print(line)
