@@ -845,6 +845,7 @@ def test_emitter_docstring_examples():
 
     import einc.codegen.cuda.emit as emit_mod
     import einc.codegen.cuda.emit_gett_dm as dm_mod
-    for mod in (emit_mod, dm_mod):
+    import einc.codegen.cuda.emit_wgmma as wgmma_mod
+    for mod in (emit_mod, dm_mod, wgmma_mod):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__

@@ -85,9 +85,12 @@ TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256
 WIDE_SQUARE = float(os.environ.get("EINC_WGMMA_192_SHARE", "1.0")) if os.environ.get("EINC_WGMMA_192", "1") != "0" else 0.0
 # Clusters of two CTAs on adjacent tiles of 192x192wsp, the shared operand's slice copied once
 # per pair by TMA multicast (cuBLAS's bf16 kernel for ki,jk: 2-CTA clusters, 26% fewer L2 bytes).
-# EINC_WGMMA_CLUSTER: "b" vertical pairs sharing B, "a" horizontal pairs sharing A, "nomc"
-# (experiment) vertical pairs each copying all of B, "0" none
-CLUSTER = os.environ.get("EINC_WGMMA_CLUSTER", "0")
+# Session 28, ncu on bf16 ki,jk 7248: H200 "a" 1.14, "b" 1.17 against 1.17-1.19 ms (SM
+# throughput 94 against 91%); H100 "b" 1.10 against 1.13 (cuBLAS 1.06); wall clock within noise.
+# EINC_WGMMA_CLUSTER: "a" (default) prefers horizontal pairs sharing A, "b" vertical pairs
+# sharing B (cluster_mode: the pairing along an even tile count), "nomc" (experiment) vertical
+# pairs each copying all of B, "0" none
+CLUSTER = os.environ.get("EINC_WGMMA_CLUSTER", "a")
 CLUSTER = {"1": "b", "0": ""}.get(CLUSTER, CLUSTER)
 CLUSTER_TILES = ("wgmma192x192wsp",)
 # 192x192ws -> its persistent C-apart form (staged_apart). Session 27, H100, ncu on bf16 ki,jk
