@@ -768,12 +768,12 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   static_assert(Cfg::WS, "one producer warpgroup beside the consumers");
   static_assert(S >= 2, "one stage computing, one loading");
   static_assert(!(SK && SEP), "the stream-K tail is the ring-staged tiles' (no resident operand)");
-  // CL2: clusters of two CTAs computing vertically adjacent tiles; each copies its own A and
-  // half of the shared B slice into both CTAs (multicast), so a stage is free only when both
-  // CTAs' consumers have released it (empty counts both, arrivals to the peer by mapa)
+  // CL2: clusters of two CTAs computing adjacent tiles -- 1: vertical pairs, each CTA copying
+  // its own A and half of the shared B slice into both (multicast); 3: horizontal pairs, the
+  // same with A shared; 2 (experiment): vertical pairs, each CTA copying all of B itself. With
+  // multicast a stage is free only when both CTAs' consumers have released it (empty counts
+  // both, arrivals to the peer by mapa)
   static_assert(!CL2 || (TMA_RANK == 2 && !SK), "clusters: 2-D TMA maps, no stream-K");
-  // CL2 1: vertical pairs, B multicast; 3: horizontal pairs, A multicast; 2 (experiment):
-  // vertical pairs, each CTA copying all of B itself
   constexpr bool MC = CL2 == 1 || CL2 == 3, VERT = CL2 != 3;
   __shared__ long long einc_sk_next[2];  // SK: the next data-parallel tile, by unit parity
   using Acc = typename Mma::Acc;
