@@ -656,5 +656,12 @@ def test_wgmma_cluster_kernels_compile(monkeypatch, expr, shapes, dtype, mode):
     else:
         assert k.tmaps[0].box == (64, 96) and k.tmaps[1].box in ((64, 64), (64, 192))
     assert compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch))[:4] == b"\x7fELF"
+    import io
+
+    from cuda.core import Program, ProgramOptions
+    log = io.StringIO()  # no spills, and no wgmma serialised by ptxas (C7515)
+    Program(k.source, "c++", ProgramOptions(**dict(compile_options(k.arch), ptxas_options="-v"))).compile(
+        "cubin", logs=log)
+    assert "0 bytes spill stores, 0 bytes spill loads" in log.getvalue() and "C7515" not in log.getvalue()
     monkeypatch.setattr(emit_wgmma, "CLUSTER", "")
     assert kernel(expr, shapes, dtype, None, "wgmma192x192wsp", arch="sm_90").key[-1] == ""
