@@ -701,6 +701,19 @@ def _loads_by_tma(plan, step, tile: str) -> bool:
     return emit_wgmma.tma_maps(gett_layout(step, bm, bn, metadata=False), op, fit[1], bm, bn) is not None
 
 
+def _cluster_text(plan, step, tile: str) -> str:
+    """`einc explain`'s note on a TMA-loaded tile that runs in clusters of two
+    (emit_wgmma.cluster_mode): which operand the pair shares, or nothing."""
+    from .codegen.cuda import emit_wgmma
+    from .codegen.cuda.emit import gett_layout
+    if emit_wgmma.CLUSTER in ("", "0") or tile not in emit_wgmma.CLUSTER_TILES:
+        return ""
+    bm, bn = emit_wgmma.WGMMA_TILES[tile][:2]
+    lay = gett_layout(step, bm, bn, metadata=False)
+    mode = emit_wgmma.cluster_mode(emit_wgmma.CLUSTER, *lay.tiles(bm, bn)) if lay.ext["b"] == 1 else ""
+    return {"a": " clusters of 2 sharing A", "b": " clusters of 2 sharing B", "nomc": " clusters of 2"}.get(mode, "")
+
+
 def explain_lines(plan, profile=None) -> tuple:
     """`einc explain --backend cuda`'s additions: a line per step (kernel choice, predicted
     time and what bounds it) and closing lines (the total, and whether `einc tune` chose)."""
@@ -713,7 +726,8 @@ def explain_lines(plan, profile=None) -> tuple:
         split = int(np.prod(cuts)) if cuts else None
         tma = p.family.startswith("wgmma") and "ws" in p.family and _loads_by_tma(plan, s, p.family)
         parts = s.option("parts")  # (the smallmn kernel's flat split)
-        how = (f"{p.family}" + (" (TMA)" if tma else "") + (" stream-K tail" if p.stream_k else "")
+        how = (f"{p.family}" + (" (TMA)" if tma else "") + (_cluster_text(plan, s, p.family) if tma else "")
+               + (" stream-K tail" if p.stream_k else "")
                + (f" split={split}" if split else "")
                + (f" parts={parts}" if parts else ""))
         why = {"compute": f"compute-bound: tile efficiency {p.tile_eff:.2f}, waves {p.wave_eff:.2f}",

@@ -665,3 +665,19 @@ def test_wgmma_cluster_kernels_compile(monkeypatch, expr, shapes, dtype, mode):
     assert "0 bytes spill stores, 0 bytes spill loads" in log.getvalue() and "C7515" not in log.getvalue()
     monkeypatch.setattr(emit_wgmma, "CLUSTER", "")
     assert kernel(expr, shapes, dtype, None, "wgmma192x192wsp", arch="sm_90").key[-1] == ""
+
+
+def test_explain_names_the_cluster_pairing(monkeypatch):
+    """`einc explain` says which operand a clustered 192x192 tile's pairs share, as the
+    emitter pairs them (the even tile count), and nothing with clusters off."""
+    from einc.codegen.cuda import emit_wgmma
+    from einc.cost import explain_lines
+
+    def line(shapes):
+        p = einc.api.plan_for("ki,jk->ji", shapes, "bfloat16", backend="cuda")
+        return explain_lines(p)[0][-1]
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", "a")
+    assert "wgmma192x192wsp (TMA) clusters of 2 sharing A" in line([(7248, 7248), (7240, 7248)])  # 38 x 38 tiles
+    assert "clusters of 2 sharing B" in line([(7248, 7040), (7240, 7248)])   # M = j 38 tiles, N = i 37
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", "")
+    assert "clusters" not in line([(7248, 7248), (7240, 7248)])
