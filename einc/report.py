@@ -103,7 +103,8 @@ def markdown(result: dict, chart: str | None = None) -> str:
     timing = result.get("timing", {})
     lines = [f"# TCCG-24, {result.get('dtype', '?')}, {device}", "",
              f"{device}{cc}; {versions}; {result.get('date', '')}.".replace("; .", "."),
-             f"Medians of {timing.get('repeat', '?')} samples (CUDA events). "
+             f"Medians of {timing.get('repeat', '?')} samples (CUDA events"
+             + ("; einc's and torch.einsum's taken in turn" if "in turn" in timing.get("method", "") else "") + "). "
              "ratio = einc TFLOP/s ÷ torch.einsum TFLOP/s (> 1: einc faster).", ""]
     if chart:
         lines += [f"![roofline]({chart})", ""]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import sys
 
 import pytest
@@ -141,3 +142,47 @@ def test_schema_1_results_still_report(tmp_path):
     md = write_report(path, plot=False)[0].read_text()
     assert f"| 1 | {group} {case} |" in md and "| 0.50 |" in md and "Medians of 5 samples" in md
     assert "not measured in this run" in md
+
+
+def test_suite_samples_are_taken_in_turn():
+    """`einc bench --suite tccg24` times einc and torch.einsum sample by sample in turn, the
+    order reversed every other round, so drift in the card's clock falls on both: here a clock
+    that slows with every launch, under which timing one wholly after the other would make the
+    second look slower although both run the same work."""
+    from einc.bench_cuda import _events_interleaved
+
+    class Clock:  # a fake torch.cuda: each launch costs 1 ms more than the last
+        now, cost, log = 0.0, 1.0, []
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.t = 0.0
+
+            def record(self):
+                self.t = Clock.now
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return other.t - self.t
+
+        @staticmethod
+        def synchronize():
+            pass
+
+    class FakeTorch:
+        cuda = Clock
+
+    def launch(name):
+        def fn(i):
+            Clock.log.append(name)
+            Clock.now += Clock.cost
+            Clock.cost += 1.0
+        return fn
+
+    (ta, sa), (tb, sb) = _events_interleaved(FakeTorch, [launch("a"), launch("b")], repeat=4, inner=2)
+    body = Clock.log[6:]  # after 3 warm-up calls of each
+    assert body == ["a", "a", "b", "b", "b", "b", "a", "a", "a", "a", "b", "b", "b", "b", "a", "a"]
+    assert len(sa) == len(sb) == 4 and ta == statistics.median(sa) and tb == statistics.median(sb)
+    assert abs(ta - tb) / ta < 0.05  # alike, where one wholly after the other gives b 1.76x a's median
