@@ -1,6 +1,7 @@
 """`einc bench --backend cuda`: einc beside torch.einsum and cuBLAS, timed with CUDA events.
 
-Every figure is a median over repeats after warm-up; inputs larger than L2 are rotated
+Every figure is a median over repeats after warm-up, einc's samples taken in turn with its
+anchors' (_events_interleaved); inputs larger than L2 are rotated
 (several copies, a different one each launch) so no run is served from a warm cache.
 Results are saved with the device, driver, NVRTC version and the raw samples.
 """
@@ -96,8 +97,8 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
             err = (r.float() - want.float()).abs().max().item() / max(want.float().abs().max().item(), 1e-30)
             good = err < (2e-2 if name in ("fp16", "bf16", "tf32") else 1e-3)
         ok &= good
-        t, smp = _events_median(torch, lambda i: einc.einsum(expr, A[i % 2], B[i % 2], **kw), repeat, 2)
-        tb, _ = _events_median(torch, blas_fn, repeat, 2)
+        (t, smp), (tb, _) = _events_interleaved(
+            torch, [lambda i: einc.einsum(expr, A[i % 2], B[i % 2], **kw), blas_fn], repeat, 2)
         record(f"gemm {name} {n}^3 {expr}", 2 * n**3, 0, t, {"cublas": tb}, smp)
         print(f"    einc / cuBLAS = {tb / t:.2f}{'' if good else '   WRONG RESULT'}")
         del A, B
@@ -106,6 +107,8 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
 
 
 def run_cuda_bench(save=True, repeat=20) -> int:
+    """The main GPU bench: einc beside its anchors (cuBLAS, torch.einsum, the copy), each
+    comparison's samples taken in turn (_events_interleaved)."""
     import torch
     import einc
     from .runtime.cuda import nvrtc_version, runtime
@@ -132,9 +135,9 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     r = einc.einsum("ij,jk->ik", A[0], B[0])
     ok &= bool(torch.allclose(r, A[0] @ B[0], rtol=1e-3, atol=1e-2))
     k = len(A)
-    t, s = _events_median(torch, lambda i: einc.einsum("ij,jk->ik", A[i % k], B[i % k]), repeat)
-    tb, _ = _events_median(torch, lambda i: torch.matmul(A[i % k], B[i % k]), repeat)
-    te, _ = _events_median(torch, lambda i: torch.einsum("ij,jk->ik", A[i % k], B[i % k]), repeat)
+    (t, s), (tb, _), (te, _) = _events_interleaved(
+        torch, [lambda i: einc.einsum("ij,jk->ik", A[i % k], B[i % k]), lambda i: torch.matmul(A[i % k], B[i % k]),
+                lambda i: torch.einsum("ij,jk->ik", A[i % k], B[i % k])], repeat, 5)
     record("gemm fp32 4096^3 (gett)", 2 * n**3, 0, t, {"cublas": tb, "torch.einsum": te}, s)
     print(f"    einc / cuBLAS = {tb / t:.2f}")
     del A, B
@@ -148,10 +151,10 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     r = einc.einsum("ij,ij->i", X[0], Y[0])
     ok &= bool(torch.allclose(r, (X[0] * Y[0]).sum(1), rtol=1e-3, atol=1e-2))
     nbytes = 2 * X[0].numel() * 4 + 16384 * 4
-    t, s = _events_median(torch, lambda i: einc.einsum("ij,ij->i", X[i % 2], Y[i % 2]), repeat)
     dst = torch.empty_like(X[0])
-    tc, _ = _events_median(torch, lambda i: dst.copy_(X[i % 2]), repeat)
-    te, _ = _events_median(torch, lambda i: torch.einsum("ij,ij->i", X[i % 2], Y[i % 2]), repeat)
+    (t, s), (tc, _), (te, _) = _events_interleaved(
+        torch, [lambda i: einc.einsum("ij,ij->i", X[i % 2], Y[i % 2]), lambda i: dst.copy_(X[i % 2]),
+                lambda i: torch.einsum("ij,ij->i", X[i % 2], Y[i % 2])], repeat, 5)
     copy_bw = 2 * X[0].numel() * 4 / tc
     record("row-dot ij,ij->i 16384x4096 fp32", 0, nbytes, t, {"copy": tc, "torch.einsum": te}, s)
     print(f"    einc {nbytes / t / 1e12:.2f} TB/s vs copy {copy_bw / 1e12:.2f} TB/s = {nbytes / t / copy_bw:.2f}")
@@ -163,9 +166,9 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     Y = [torch.randn(n, device="cuda") for _ in range(2)]
     r = einc.einsum("i,i->", X[0], Y[0])
     ok &= bool(torch.allclose(r, torch.dot(X[0], Y[0]), rtol=1e-3, atol=1e-1))
-    t, s = _events_median(torch, lambda i: einc.einsum("i,i->", X[i % 2], Y[i % 2]), repeat)
-    tt, _ = _events_median(torch, lambda i: torch.dot(X[i % 2], Y[i % 2]), repeat)
-    te, _ = _events_median(torch, lambda i: torch.einsum("i,i->", X[i % 2], Y[i % 2]), repeat)
+    (t, s), (tt, _), (te, _) = _events_interleaved(
+        torch, [lambda i: einc.einsum("i,i->", X[i % 2], Y[i % 2]), lambda i: torch.dot(X[i % 2], Y[i % 2]),
+                lambda i: torch.einsum("i,i->", X[i % 2], Y[i % 2])], repeat, 5)
     record("dot i,i-> 2^27 fp32", 0, 2 * n * 4, t, {"torch.dot": tt, "torch.einsum": te}, s)
     print(f"    einc {2 * n * 4 / t / 1e12:.2f} TB/s vs copy {copy_bw / 1e12:.2f} TB/s = {2 * n * 4 / t / copy_bw:.2f}")
     del X, Y
@@ -177,8 +180,9 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     r = einc.einsum("abcd,dbea->ec", *X[0])
     ref = torch.einsum("abcd,dbea->ec", *X[0])
     ok &= bool(torch.allclose(r, ref, rtol=1e-3, atol=1e-3 * float(ref.abs().max())))
-    t, s = _events_median(torch, lambda i: einc.einsum("abcd,dbea->ec", *X[i % len(X)]), repeat)
-    te, _ = _events_median(torch, lambda i: torch.einsum("abcd,dbea->ec", *X[i % len(X)]), repeat)
+    (t, s), (te, _) = _events_interleaved(
+        torch, [lambda i: einc.einsum("abcd,dbea->ec", *X[i % len(X)]),
+                lambda i: torch.einsum("abcd,dbea->ec", *X[i % len(X)])], repeat, 5)
     record("small-output abcd,dbea->ec 72^5 fp32", 2 * 72 ** 5, 2 * 4 * 72 ** 4, t, {"torch.einsum": te}, s)
     print(f"    einc {te / t:.2f}x torch.einsum")
     del X
@@ -230,6 +234,7 @@ def run_cuda_bench(save=True, repeat=20) -> int:
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"cuda-{time.strftime('%Y%m%d-%H%M%S')}.json"
         path.write_text(json.dumps({"device": dev, "driver": driver, "nvrtc": nvrtc_version(),
+                                    "timing": "CUDA events, medians; einc and its anchors sampled in turn",
                                     "torch": torch.__version__, "einc": einc.__version__, "rows": rows}, indent=1))
         print(f"saved {path}")
     return 0 if ok else 1

@@ -4,7 +4,6 @@
 """
 import sys
 
-import numpy as np
 from cuda.bindings import driver as cu
 
 import einc
