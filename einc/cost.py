@@ -706,11 +706,10 @@ def _cluster_text(plan, step, tile: str) -> str:
     (emit_wgmma.cluster_mode): which operand the pair shares, or nothing."""
     from .codegen.cuda import emit_wgmma
     from .codegen.cuda.emit import gett_layout
-    if emit_wgmma.CLUSTER in ("", "0") or tile not in emit_wgmma.CLUSTER_TILES:
+    if tile not in emit_wgmma.CLUSTER_TILES:
         return ""
     bm, bn = emit_wgmma.WGMMA_TILES[tile][:2]
-    lay = gett_layout(step, bm, bn, metadata=False)
-    mode = emit_wgmma.cluster_mode(emit_wgmma.CLUSTER, *lay.tiles(bm, bn)) if lay.ext["b"] == 1 else ""
+    mode = emit_wgmma.cluster_pairing(tile, gett_layout(step, bm, bn, metadata=False))
     return {"a": " clusters of 2 sharing A", "b": " clusters of 2 sharing B", "nomc": " clusters of 2"}.get(mode, "")
 
 

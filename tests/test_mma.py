@@ -635,7 +635,7 @@ def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, pre
         from einc.codegen.cuda.emit import gett_layout
         got = emit_wgmma.cluster_mode(mode, *gett_layout(p.steps[-1], 192, 192).tiles(192, 192))
         assert any(k.key[-1] == ("cl2" + got if got else "") and ("__cluster_dims__(2, 1, 1)" in k.source) == bool(got)
-                   and k.grid[0] % 2 == 0 for k in wg)
+                   and (k.grid[0] % 2 == 0 or not got) for k in wg)  # (clusters: whole ones)
     test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, True, True,
                                 "wgmma192x192wsp", max_grid)
 

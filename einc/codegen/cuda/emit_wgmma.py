@@ -371,6 +371,19 @@ def cluster_mode(pref: str, tiles_m: int, tiles_n: int) -> str:
     return pref if count[pref] % 2 == 0 else other if count[other] % 2 == 0 else ""
 
 
+def cluster_pairing(cfg: str, lay) -> str:
+    """The cluster pairing (cluster_mode) of tile ``cfg`` on layout ``lay``, given that its
+    operands load by 2-D TMA maps: none unless the tile clusters, there is no batch and the
+    pair count stays 32-bit. The emitter and `einc explain` (cost.py) both ask here."""
+    if CLUSTER in ("", "0") or cfg not in CLUSTER_TILES or lay.ext["b"] != 1:
+        return ""
+    bm, bn = WGMMA_TILES[cfg][:2]
+    tm, tn = lay.tiles(bm, bn)
+    if lay.ext["m"] * lay.ext["n"] >= 2 ** 40 or tm * tn >= 2 ** 31:
+        return ""
+    return cluster_mode(CLUSTER, tm, tn)
+
+
 def tma_maps(lay, op: str, b_kmaj: bool, bm: int, bn: int, half: str = "") -> tuple | None:
     """The (A, B) tensor maps (emit.Tmap) of a warp-specialised tile, or None where TMA
     cannot take the layout: every group must be one strided mode of the operand reading
@@ -471,10 +484,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     lay = gett_layout(step, BM, BN)
     nthreads = threads(cfg)
     tmaps = (tma_maps(lay, op, b_kmaj, BM, BN) if ws and TMA else None) or ()
-    # clusters of two: 2-D maps (no batch), a 32-bit pair count
-    cl2 = (CLUSTER not in ("", "0") and cfg in CLUSTER_TILES and len(tmaps) == 2 and lay.ext["b"] == 1
-           and lay.ext["m"] * lay.ext["n"] < 2 ** 40 and lay.tiles(BM, BN)[0] * lay.tiles(BM, BN)[1] < 2 ** 31)
-    cl2 = cluster_mode(CLUSTER, *lay.tiles(BM, BN)) if cl2 else ""
+    cl2 = cluster_pairing(cfg, lay) if len(tmaps) == 2 else ""
     if cl2 in ("a", "b"):
         tmaps = tma_maps(lay, op, b_kmaj, BM, BN, half=cl2)
     cmap = c_map(lay, dtypes[0], BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
