@@ -187,17 +187,55 @@ def _device_name() -> str:
         return ""
 
 
-def profile_for(name: str | None = None) -> DeviceProfile:
-    """The profile whose name occurs in the device's name; the H200's otherwise.
+def device_sms() -> int:
+    """Device 0's SM count, or 0 without a usable GPU. Cached."""
+    return _device_sms()
+
+
+@functools.lru_cache(maxsize=1)
+def _device_sms() -> int:
+    try:
+        from .runtime.cuda import _driver, available, check
+        if not available():
+            return 0
+        cu = _driver()
+        attr = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        return int(check(cu.cuDeviceGetAttribute(attr, check(cu.cuDeviceGet(0))), "SM count"))
+    except Exception:  # no driver, no cuda-python: plan as for the default profile
+        return 0
+
+
+def profile_for(name: str | None = None, sms: int | None = None) -> DeviceProfile:
+    """The profile whose name occurs in the device's name (the H200's otherwise), sized to
+    the device's SM count: a card with another count (H100 PCIe 114, A100 108, H20 78) gets
+    the profile's per-SM rates times its SMs, so grids, waves and peaks follow the card.
+    Without arguments: device 0's name and count (none without a GPU: the H200 as it is).
 
     >>> profile_for("NVIDIA H200").sms, profile_for("").name
     (132, 'H200')
+    >>> p = profile_for("NVIDIA H100 PCIe", sms=114); p.sms, p.name, round(p.peak("mma/bf16") / 1e12)
+    (114, 'H200 at 114 SMs', 428)
     """
-    name = device_name() if name is None else name
+    if name is None:
+        name, sms = device_name(), device_sms()
+    return _sized(_named(name), sms or 0)
+
+
+def _named(name: str) -> DeviceProfile:
     for key, prof in PROFILES.items():
         if key.lower() in name.lower():
             return prof
     return H200
+
+
+@functools.lru_cache(maxsize=16)
+def _sized(prof: DeviceProfile, sms: int) -> DeviceProfile:
+    if sms <= 0 or sms == prof.sms:
+        return prof
+    from dataclasses import replace
+    scale = sms / prof.sms  # bandwidth stays: HBM, not the SMs, sets it
+    return replace(prof, name=f"{prof.name} at {sms} SMs", sms=sms,
+                   peaks=tuple((fam, rate * scale) for fam, rate in prof.peaks))
 
 
 # --------------------------------------------------------------------------------------

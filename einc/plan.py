@@ -641,7 +641,6 @@ SPLIT_K_SLICE = 256  # the shortest K slice worth a tile's prologue and epilogue
 # for A/B runs. 64 allowed only divisors of one mode up to 64: TCCG's lki,kjl->ji (9 tiles)
 # got 24 slices = 216 blocks on 264 slots; 192 (= l) fills 1728 blocks, 6.5 waves
 SPLIT_K_MAX = int(os.environ.get("EINC_SPLIT_K_MAX", 256))
-GPU_SMS = 132  # H200; the split only decides speed, never correctness
 
 
 def _split_candidates(k_total: int, k_extents, exact: bool = False) -> list:
@@ -800,9 +799,10 @@ def _reduce_split(outputs: int, total: int, biggest: int, extents=None) -> int:
     With the summed ``extents``, several modes may be cut (see _split_cuts): a network of
     extent-2 modes (Sycamore's last step sums 2**28 terms over 24 of them) would otherwise
     get a split of 2 -- two teams of threads for the whole GPU."""
-    if outputs >= 4 * GPU_SMS or total < SPLIT_SUM_MIN:
+    sms = profile_for().sms  # the split only decides speed, never correctness
+    if outputs >= 4 * sms or total < SPLIT_SUM_MIN:
         return 1
-    want = min(1024, max(2, 8 * GPU_SMS // max(outputs, 1)), total // 4096)
+    want = min(1024, max(2, 8 * sms // max(outputs, 1)), total // 4096)
     if extents is not None:
         return int(np.prod([d for _, d in _split_cuts(list(enumerate(extents)), want)], dtype=np.int64))
     divisors = [d for d in range(2, want + 1) if biggest % d == 0]

@@ -12,7 +12,8 @@ os.environ["EINC_STREAM"] = "1"
 import einc  # noqa: E402
 from einc.codegen.cuda import emit_stream  # noqa: E402
 
-emit_stream.SM_COUNT = 3
+import einc.codegen.cuda.emit as cuda_emit  # noqa: E402
+cuda_emit.SM_COUNT = 3  # the SM count grids are sized for
 sizes = dict(a=24, b=20, c=20, i=24, j=2, k=3, m=24, z=2)
 bad = 0
 for subs in ["bmji,cakm->kjicba", "amji,cbkm->kjicba", "bmki,cajm->kjicba", "zbmji,zcakm->zkjicba"]:

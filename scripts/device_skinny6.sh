@@ -62,13 +62,13 @@ echo "== racecheck"
 cat > /tmp/skinny_race.py <<'EOF'
 import numpy as np, torch, einc
 from einc import api
-from einc.codegen.cuda import emit_skinny
+from einc.codegen.cuda import emit as cuda_emit, emit_skinny
 emit_skinny.MIN_ROWS = 1
 CASES = [("akb,jk->jba", [(40, 9, 70), (24, 9)], 132), ("akb,jk->jba", [(64, 40, 200), (24, 40)], 13),
          ("akdbc,jk->cjbda", [(5, 7, 3, 4, 48), (24, 7)], 4), ("cabk,kj->cjba", [(6, 20, 7, 9), (9, 24)], 132),
          ("ki,kj->ij", [(13, 1100), (13, 24)], 1), ("abk,kj->bja", [(37, 20, 19), (19, 24)], 132)]
 for subs, shapes, sms in CASES:
-    emit_skinny.SM_COUNT = sms
+    cuda_emit.SM_COUNT = sms
     api._EXECUTABLES.clear()
     ops = [torch.randn(*s, device="cuda") for s in shapes]
     got = einc.einsum(subs, *ops, strategy="gett")

@@ -10,7 +10,7 @@ import numpy as np
 
 import einc
 from einc import api
-from einc.codegen.cuda import emit_skinny
+from einc.codegen.cuda import emit as cuda_emit, emit_skinny
 from einc.codegen.cuda.emit import emit_step
 
 emit_skinny.MIN_ROWS = 1
@@ -19,7 +19,7 @@ subs, shapes = {"mfast": ("akb,jk->jba", [(40, 64, 70), (24, 64)]),
                 "kfast": ("abk,kj->bja", [(37, 40, 61), (61, 24)])}[sys.argv[1] if len(sys.argv) > 1 else "mfast"]
 p = api.plan_for(subs, shapes, "float32", backend="cuda", strategy="gett")
 for sms in range(1, 64):
-    emit_skinny.SM_COUNT = sms
+    cuda_emit.SM_COUNT = sms
     if emit_step(p, p.steps[0], gett_tile="skinny").scratch:
         break
 rng = np.random.default_rng(0)

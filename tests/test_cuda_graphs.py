@@ -698,7 +698,7 @@ def test_a_kernels_scratch_is_allocated_zeroed_and_passed_after_its_operands(fak
     direct path zeroes it on the stream before the launch, the graph with a memset node."""
     from einc.codegen.cuda import emit_skinny
     monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
-    monkeypatch.setattr(emit_skinny, "SM_COUNT", 1)  # 9 tiles on 2 slots: the last one in K ranges
+    monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", 1)  # 9 tiles on 2 slots: the last one in K ranges
     monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     cu = fake
     ex = _executable(cu, "akb,jk,b->jba", [(40, 64, 70), (24, 64), (70,)])

@@ -79,7 +79,7 @@ def _tail(monkeypatch, mode, p):
         # halves run RM / 2 rows: two-row kernels only (the K-fast fp64 fragments default to one)
         monkeypatch.setenv("EINC_SKINNY_KFAST_RM", "2")
         for sms in range(1, 64):
-            monkeypatch.setattr(emit_skinny, "SM_COUNT", sms)
+            monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", sms)
             tiles, whole = _words(p)
             if 0 < whole < tiles:
                 return
@@ -264,7 +264,7 @@ def _ksplit_sms(monkeypatch, p):
     from einc.codegen.cuda import emit_skinny
     monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     for sms in range(1, 64):
-        monkeypatch.setattr(emit_skinny, "SM_COUNT", sms)
+        monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", sms)
         k = emit_step(p, p.steps[-1], gett_tile="skinny")
         if k.scratch:
             return k
@@ -293,7 +293,7 @@ def test_k_ranges_only_where_b_holds_all_of_k_and_a_takes_the_ring(monkeypatch):
     monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     p = _plan("akb,jk->jba", [(384, 384, 384), (24, 384)], "float32")
     k = emit_step(p, p.steps[0], gett_tile="skinny")
-    assert k.scratch and k.words[18] == 11 and k.grid[0] == 2 * emit_skinny.SM_COUNT  # 288 tiles on 264
+    assert k.scratch and k.words[18] == 11 and k.grid[0] == 2 * emit_skinny.sm_count()  # 288 tiles on 264
     monkeypatch.delenv("EINC_SKINNY_KSPLIT")  # the default: halves
     k0 = emit_step(p, p.steps[0], gett_tile="skinny")
     assert not k0.scratch and k0.words[18] == 0 and "as two halves" in k0.source
@@ -328,7 +328,7 @@ def test_gpu_k_ranges_in_a_cuda_graph_start_from_a_zeroed_scratch(monkeypatch):
     import einc
     from einc.codegen.cuda import emit_skinny
     monkeypatch.setattr(emit_skinny, "MIN_ROWS", 1)
-    monkeypatch.setattr(emit_skinny, "SM_COUNT", 1)
+    monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", 1)
     monkeypatch.setenv("EINC_SKINNY_KSPLIT", "1")
     subs, shapes = "akb,jk,b->jba", [(40, 64, 70), (24, 64), (70,)]  # skinny (split), then a reduce
     rng = np.random.default_rng(13)

@@ -80,7 +80,7 @@ def test_emulated_smallmn_with_64_k_slices(monkeypatch, subs, shapes, dtype, wha
 def test_emulated_plan_sums_the_partial_tiles(monkeypatch, subs, shapes, dtype, flat):
     monkeypatch.setattr(emit_smallmn, "K_MIN", 1)
     monkeypatch.setattr(emit_smallmn, "MIN_SLICES", 2)
-    monkeypatch.setattr(emit_smallmn, "SM_COUNT", 2)  # 2 x (blocks per SM) parts of 13-36 slices: ranges
+    monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", 2)  # 2 x (blocks per SM) parts of 13-36 slices: ranges
     monkeypatch.setenv("EINC_SMALLMN", "1")  # that start and end inside a rest index
     monkeypatch.setenv("EINC_SMALLMN_FLAT", "1" if flat else "0")
     rng = np.random.default_rng(5)

@@ -412,7 +412,7 @@ def test_gpu_stream_mma_stores_c_by_boxes(monkeypatch, subs, dtype):
     import torch
     import einc
     monkeypatch.setenv("EINC_STREAM", "1")
-    monkeypatch.setattr(emit_stream, "SM_COUNT", 3 if dtype == "bfloat16" else 5)
+    monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", 3 if dtype == "bfloat16" else 5)
     shapes = _box_shapes(subs)
     p = api.plan_for(subs, shapes, dtype, backend="cuda", strategy="gett")
     k = emit_step(p, p.steps[-1])
@@ -435,7 +435,7 @@ def test_gpu_stream_mma_boxes_into_permuted_and_strided_outputs(monkeypatch, ord
     import torch
     import einc
     monkeypatch.setenv("EINC_STREAM", "1")
-    monkeypatch.setattr(emit_stream, "SM_COUNT", 3)
+    monkeypatch.setattr("einc.codegen.cuda.emit.SM_COUNT", 3)
     subs = "bmji,cakm->kjicba"
     shapes = _box_shapes(subs)
     ops = [_t16(s, "bfloat16", i + 40) for i, s in enumerate(shapes)]

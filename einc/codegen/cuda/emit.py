@@ -29,7 +29,18 @@ from ...ir import EllipsisDim, Plan, Step, offset_table
 
 KERNELS = Path(__file__).parent / "kernels"
 VERSION = "cuda-v1"  # bump when a kernel's code changes meaning; part of every key
-SM_COUNT = 132  # H200; only used to size grids and teams (kernels are grid-stride)
+# SMs the grids and teams are sized for (kernels are grid-stride, so only speed depends on
+# it): 0 = the device's (cost.profile_for().sms; 132, the H200's, without a GPU). Tests and
+# experiments set a count here; read it through sm_count().
+SM_COUNT = 0
+
+
+def sm_count() -> int:
+    """The SM count grids are sized for: sm_count() if set, else device 0's (132 without a GPU)."""
+    if SM_COUNT:
+        return SM_COUNT
+    from ...cost import profile_for
+    return profile_for().sms
 GRID_CAP = 65535  # blocks per launch; grid-stride loops cover the rest
 SUMMED = ("k", "sum")
 
@@ -430,7 +441,7 @@ def _emit_reduce(step: Step, dtypes, compute) -> CudaStepKernel:
         ve = max(1, 16 // max_size) if unit else 1
         total = int(np.prod([e for e, _ in free], dtype=np.int64)) if free else 1
         team = min(32, _pow2_at_least(_cdiv(max(inner[0], 1), ve * U), 1))
-        while team < 256 and total * team < SM_COUNT * 2048 and inner[0] >= team * 2 * ve * U:
+        while team < 256 and total * team < sm_count() * 2048 and inner[0] >= team * 2 * ve * U:
             team *= 2
         block = 256
         words, total = _loop_words(nt, rank, free, outer, inner, team)
@@ -454,7 +465,7 @@ def _emit_reduce(step: Step, dtypes, compute) -> CudaStepKernel:
         # Split each sum over S slices of the block only when the outputs alone cannot
         # fill the GPU (a short, wide column sum), keeping >= 2*U terms per slice.
         split = 1
-        while split < 32 and total * split < SM_COUNT * 2048 and n_inner >= split * 4 * U:
+        while split < 32 and total * split < sm_count() * 2048 and n_inner >= split * 4 * U:
             split *= 2
         words, total = _loop_words(nt, rank, free, outer, inner, split)
         grid = max(1, min(_cdiv(total, block // split), GRID_CAP))
@@ -631,7 +642,7 @@ def _emit_copy_rows(step: Step, dtypes, compute, j: int) -> CudaStepKernel:
                      ["launch:   1-D grid of 256-thread blocks, grid-stride over the vectors",
                       f"metadata: EincPermMeta<{rank}>, {8 * len(words)} bytes"])
     source = _assemble(header, ["common.cuh", "transpose.cuh"], spec)
-    grid = max(1, min(_cdiv(nb * _cdiv(step.modes[j].extent, v), 256 * 4), SM_COUNT * 16, GRID_CAP))
+    grid = max(1, min(_cdiv(nb * _cdiv(step.modes[j].extent, v), 256 * 4), sm_count() * 16, GRID_CAP))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), 0, (), 8 * len(words), tuple(words))
 
 
@@ -862,7 +873,7 @@ def _emit_gett(step: Step, dtypes, compute, tile=None, arch: str = "sm_90") -> C
     planned = next((x[1] for x in step.config if isinstance(x, tuple) and len(x) == 2 and x[0] == "tile"
                     and x[1] in GETT_TILES), None)
     cfg = tile or planned or ("128x128x8" if ext0["batch"] * _cdiv(ext0["m"], 128) * _cdiv(ext0["n"], 128)
-                              >= SM_COUNT else "64x64x8")
+                              >= sm_count() else "64x64x8")
     cfg = big_tile(step, dtypes, compute, cfg, forced=tile is not None, arch=arch)
     if cfg in NARROW_TILES and not narrow_tile_fits(step, dtypes[1:]):
         cfg = "128x128x8"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import Step
-from .emit import (SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _header, _merge, _modes_line,
+from .emit import (sm_count, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _header, _merge, _modes_line,
                    _name, _rows_copy_axis, _types)
 
 BOX_BYTES = 16 * 1024  # a box's target size (one stage)
@@ -120,7 +120,7 @@ def emit_copy_tma(step: Step, dtypes, compute, lay: CopyTmaLayout, fallback: Cud
                       f"bytes of dynamic shared memory, {boxes} boxes walked grid-stride",
                       f"metadata: EincCopyTmaMeta, {8 * len(words)} bytes"])
     source = _assemble(header, ["common.cuh", "copy_tma.cuh"], spec)
-    grid = max(1, min(boxes, BLOCKS_PER_SM * SM_COUNT))
+    grid = max(1, min(boxes, BLOCKS_PER_SM * sm_count()))
     tmaps = (Tmap(1, dt, lay.dims, lay.src_strides, lay.box, "NONE"),
              Tmap(0, dt, lay.dims, lay.dst_strides, lay.box, "NONE"))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (32, 1, 1), stages * stage, (), 8 * len(words),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import Plan, Step
-from .emit import (SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _has_unit, _header, _name,
+from .emit import (sm_count, VERSION, CudaStepKernel, _assemble, _cdiv, _has_unit, _header, _name,
                    _types, gett_layout)
 
 # input dtype -> (instruction struct in mma.cuh, element bytes, what the header says)
@@ -89,9 +89,9 @@ def choose_tile(step: Step) -> str:
     ext = {g: int(np.prod([m.extent for m in step.modes if m.kind == g], dtype=np.int64))
            for g in ("batch", "m", "n")}
     tiles = lambda bm, bn: ext["batch"] * _cdiv(ext["m"], bm) * _cdiv(ext["n"], bn)
-    if tiles(128, 256) >= 2 * SM_COUNT:
+    if tiles(128, 256) >= 2 * sm_count():
         return "mma128x256"
-    return "mma128x128" if tiles(128, 128) >= SM_COUNT else "mma64x64"
+    return "mma128x128" if tiles(128, 128) >= sm_count() else "mma64x64"
 
 
 def smem_bytes(tile: str, e: int, a_kmaj: bool, b_kmaj: bool) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import Step
-from .emit import (GRID_CAP, SM_COUNT, SUMMED, VERSION, CudaStepKernel, _assemble, _header, _merge,
+from .emit import (GRID_CAP, sm_count, SUMMED, VERSION, CudaStepKernel, _assemble, _header, _merge,
                    _modes_line, _name, _pow2_at_least, _types)
 
 RUN = 32  # contiguous elements each side's fast modes should reach (one warp's run)
@@ -161,5 +161,5 @@ def emit_permute(step: Step, dtypes, compute, sets: PermuteSets) -> CudaStepKern
                       f"static shared memory {_smem(vmax, item, off)} bytes (VMAX {vmax})",
                       f"metadata: EincSetPermMeta<{R}, {S}>, {8 * len(words)} bytes"])
     source = _assemble(header, ["common.cuh", "permute.cuh"], spec)
-    grid = max(1, min(-(-tiles // TILES_PER_BLOCK), SM_COUNT * 16, GRID_CAP))
+    grid = max(1, min(-(-tiles // TILES_PER_BLOCK), sm_count() * 16, GRID_CAP))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), 0, (), 8 * len(words), tuple(words))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import Step
-from .emit import (_ACC_SIZE, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv,
+from .emit import (_ACC_SIZE, sm_count, VERSION, CudaStepKernel, _assemble, _cdiv,
                    _gett_applies, _group_offsets, _header, _label, _merge, _name, _types)
 from .emit_smallmn import fp64_tensor_cores
 
@@ -218,13 +218,13 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     stage = 8 * TY * 33 * acc if lay.stage_c else 8 * 32 * (NP + 1) * acc if lay.stage_n else 0
     # the fp64 fragments: 2 RM x NP / 8 fragments of four fp64 sums per lane (96 registers at
     # NP = 24) leave room for one block per SM
-    # The M-fast ring takes them only where its tiles are few (at most MFAST_DMMA_WAVES x SM_COUNT:
+    # The M-fast ring takes them only where its tiles are few (at most MFAST_DMMA_WAVES x the SM count:
     # one block per SM then runs the last wave as halves for a smaller share of the time than
     # two blocks do): session 11g, same run, akb (288 tiles) 0.111-0.115 ms against the FFMA
     # rows' 0.126, but akbc / abkc (1512 tiles) 0.163 / 0.153-0.156 against 0.159 / 0.139 and the
     # folded 48-wide cases 0.367-0.407 against 0.299-0.346. EINC_SKINNY_DMMA_MFAST=1 / =0: always / never.
     mfast = os.environ.get("EINC_SKINNY_DMMA_MFAST")
-    mv_dm = mv and not one_axis and (mfast == "1" or (mfast is None and tiles <= MFAST_DMMA_WAVES * SM_COUNT))
+    mv_dm = mv and not one_axis and (mfast == "1" or (mfast is None and tiles <= MFAST_DMMA_WAVES * sm_count()))
     dm = kfast_dm or (dm_ok and mv_dm)
     minb = (1 if acc > 4 or rm >= 4 or (dm and rm > 1) else int(os.environ.get("EINC_SKINNY_DM_MINB", 2)) if dm
             else 3 if rm == 1 and os.environ.get("EINC_SKINNY_MINB") == "3" else 2)
@@ -245,7 +245,7 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     # (RM / 2 rows per thread), so it takes half as long. The grid is then exactly the
     # resident blocks, which makes that wave the last one of every block.
     per_sm = min(minb, SMEM_PER_SM // (smem + 1024))
-    slots = SM_COUNT * per_sm
+    slots = sm_count() * per_sm
     last = tiles % slots
     split = (async_ok and acc == 4 and per_sm == (1 if dm else 2) and 0 < 2 * last <= slots
              and os.environ.get("EINC_SKINNY_TAIL") != "0")
@@ -308,6 +308,6 @@ def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
               f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {nt} offset table(s)"]
     header = _header(step, family, dtypes, compute, modes_line, launch, "double" if dm else "")
     source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh"], spec)
-    grid = max(1, min(items, slots if split else 2 * SM_COUNT * 8))
+    grid = max(1, min(items, slots if split else 2 * sm_count() * 8))
     return CudaStepKernel(name, source, key, (grid, 1, 1), (256, 1, 1), smem, tuple(tables), 8 * len(words),
                           tuple(words), scratch=scratch, scratch_zero=scratch_zero)

@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ...ir import Step
-from .emit import VERSION, SM_COUNT, CudaStepKernel, _assemble, _cdiv, _group_offsets, _header, _name, _types
+from .emit import VERSION, sm_count, CudaStepKernel, _assemble, _cdiv, _group_offsets, _header, _name, _types
 
 BK = 32  # k per ring slice (two m16n8k16 k-steps); 64 also built (EINC_SKINNY_MMA_BK)
 NT = 256
@@ -130,7 +130,7 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
         smem = _smem(NP, KC, bm, bx, s, kfast, order, out_item, bk)
         per_sm = max(1, min(minb, SMEM_PER_SM // (smem + 1024)))
         tiles = R * _cdiv(U, bx) * _cdiv(V, bm // bx)
-        slots = SM_COUNT * per_sm
+        slots = sm_count() * per_sm
         return dict(mi=mi, bm=bm, bx=bx, by=bm // bx, minb=minb, s=s, smem=smem, tiles=tiles, slots=slots)
 
     # two m16 tiles a warp (2 blocks an SM) for M-fast A, one (3 blocks) for K-fast A: the

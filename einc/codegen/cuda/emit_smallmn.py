@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import Step
-from .emit import (_ACC_SIZE, _COMPUTE, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
+from .emit import (_ACC_SIZE, _COMPUTE, sm_count, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
                    _group_offsets, _header, _label, _merge, _name, _types)
 
 TILE = "smallmn"
@@ -283,7 +283,7 @@ def flat_parts(step: Step, dtypes, compute) -> int:
     if os.environ.get("EINC_SMALLMN_FLAT", "1") == "0":
         return 0
     geo = geometry(step, dtypes, compute)
-    return max(1, min(SM_COUNT * geo["per_sm"], geo["batch"] * geo["slices"] // MIN_SLICES))
+    return max(1, min(sm_count() * geo["per_sm"], geo["batch"] * geo["slices"] // MIN_SLICES))
 
 
 def _divisors(n: int) -> list:
@@ -299,7 +299,7 @@ def smallmn_cut(step: Step, dtypes, compute) -> tuple:
     go to fewer parts (less partial-sum traffic). An empty cut: the kernel writes C.
     """
     geo = geometry(step, dtypes, compute)
-    slots = SM_COUNT * geo["per_sm"]
+    slots = sm_count() * geo["per_sm"]
     kmodes = [(m.label, m.extent, tuple(step.strides[t][j] for t in range(3)))
               for j, m in enumerate(step.modes) if m.kind == "k"]
     best = (0.0, 0, ())

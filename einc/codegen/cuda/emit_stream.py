@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import EincError
 from ...ir import Step
-from .emit import (C_LEAD_RATIO, SM_COUNT, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
+from .emit import (C_LEAD_RATIO, sm_count, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
                    _has_unit, _header, _name, _types, emit_step, gett_layout)
 from .emit_skinny import SMEM_PER_SM
 
@@ -81,7 +81,7 @@ def stream_shape(step: Step) -> bool:
     size = lambda *gs: int(np.prod([m.extent for m in step.modes if m.kind in gs], dtype=np.int64))
     c, ab = size("batch", "m", "n"), size("batch", "m", "k") + size("batch", "k", "n")
     tiles = size("batch") * _cdiv(size("m"), BM) * _cdiv(size("n"), BN)
-    return c >= C_LEAD_RATIO * ab and tiles >= MIN_WAVES * BLOCKS_PER_SM * SM_COUNT
+    return c >= C_LEAD_RATIO * ab and tiles >= MIN_WAVES * BLOCKS_PER_SM * sm_count()
 
 
 def _rows_fast(modes, k_modes, t) -> bool:
@@ -162,7 +162,7 @@ def emit_stream(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKer
     smem = offsets + 2 * KP * (BM + BN + 8) * 4
     tiles_m, tiles_n = lay.tiles(BM, BN)
     tiles = lay.ext["b"] * tiles_m * tiles_n
-    grid = max(1, min(tiles, BLOCKS_PER_SM * SM_COUNT))
+    grid = max(1, min(tiles, BLOCKS_PER_SM * sm_count()))
     family = (f"stream {BM}x{BN} tiles, all K (padded to {KP}) in one slice, {RM}x{RN} per thread, {NT} threads, "
               f"{BLOCKS_PER_SM} resident blocks per SM, each walking a range of tiles along "
               f"{'M (B resident)' if along_m else 'N (A resident)'} with the next tile's loads in flight; "
@@ -262,7 +262,7 @@ def emit_stream_mma(step: Step, dtypes, compute, vec: bool = True, arch: str = "
             f"  einc_stream_mma<{targs}>(out, {a_arg}, {b_arg}, meta{cm_arg});\n}}\n")
     tiles_m, tiles_n = lay.tiles(tile_m, tile_n)
     tiles = lay.ext["b"] * tiles_m * tiles_n
-    grid = max(1, min(tiles, minb * SM_COUNT))
+    grid = max(1, min(tiles, minb * sm_count()))
     load = lambda kmaj, v, mn: (f"{'K' if kmaj else mn}-major, {'16-byte cp.async' if v else 'element loads'}")
     store = (f"C's {tile_m}x{tile_n} tiles staged as boxes of C ({'x'.join(map(str, cb.tmap.box))} over a "
              f"rank-{cb.rank} map) and stored by TMA (cp.async.bulk.tensor, one thread)" if cb

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...ir import Plan, Step
-from .emit import (C_N_WORD, SM_COUNT, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _merge,
+from .emit import (C_N_WORD, sm_count, VERSION, CudaStepKernel, Tmap, _assemble, _cdiv, _has_unit, _header, _merge,
                    _name, _types, gett_layout)
 from .emit_mma import _vec_ok, emit_mma
 
@@ -120,7 +120,7 @@ _TMAP_DTYPE = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32
                "uint8": "UINT8"}  # raw bits: the tensor cores read them as the instruction's type
 MAX_GRID = 2 ** 31 - 1  # blocks per launch (tiles beyond it: grid-stride; tests lower it)
 # Stream-K tail (kernels/wgmma.cuh EincWgmmaUnits): the ring-staged warp-specialised tiles
-# (one block per SM) run on a persistent grid of SM_COUNT blocks; the whole waves' tiles are
+# (one block per SM) run on a persistent grid of one block per SM; the whole waves' tiles are
 # walked as they are, the last partial wave's are cut into even runs of k slices, one per
 # block, whose partial tiles meet in a scratch. Taken where the last wave would leave at
 # least SK_MIN_GAIN of the machine idle and every run has SK_MIN_SLICES slices or more.
@@ -155,7 +155,7 @@ def choose_tile(step: Step) -> str:
     # TMA boxes need M one strided mode of A only (C's rows have their offsets in the epilogue)
     m_ok = not lay.tabled["m"] or (TMA and _collapsed(lay.G["m"], lay.ta) is not None)
     ws_fits = m_ok and lay.ext["k"] >= 256
-    if step.compute.kind == "f" and m_ok and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * SM_COUNT:
+    if step.compute.kind == "f" and m_ok and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * sm_count():
         # one or two slices per tile: two blocks per SM, each one producer and one consumer
         # warpgroup (bf16, session 14b, same runs, ms, against the three-stage all-loader
         # tile): ao2mo bq,srqa 0.164 / 0.163 -> 0.145 / 0.146, ap,srqp 0.131 / 0.127 ->
@@ -177,13 +177,13 @@ def choose_tile(step: Step) -> str:
         dims = lambda t: WGMMA_TILES[t][:2]
         # (one wave at >= 90%, e.g. 128 tiles: M 16384 N 256 K 4096 bf16 0.093 -> 0.069 ms against
         # the all-loader 128x128's 256 tiles, M 8192 N 512 K 8192 0.153 -> 0.105; session 14e)
-        fits = [(area(*dims(t)), i, t) for i, t in enumerate(order) if 10 * tiles(*dims(t)) >= 9 * SM_COUNT]
+        fits = [(area(*dims(t)), i, t) for i, t in enumerate(order) if 10 * tiles(*dims(t)) >= 9 * sm_count()]
         if not fits:
             return "wgmma128x128"
         best = min(fits)[2]
         # whole waves of 192x192 where the chosen tile leaves a partial one (long K only: up to
         # 1024 the C-apart 128x256wsp wins; untabled N: the measured case)
-        waves = lambda t: _cdiv(tiles(*dims(t)), SM_COUNT) * dims(t)[0] * dims(t)[1]
+        waves = lambda t: _cdiv(tiles(*dims(t)), sm_count()) * dims(t)[0] * dims(t)[1]
         if TMA and not lay.tabled["n"] and lay.ext["k"] > 1024 and waves("wgmma192x192ws") <= WIDE_SQUARE * waves(best):
             return "wgmma192x192ws"
         return best
@@ -214,7 +214,7 @@ def loader_tile(step: Step) -> str:
     """The all-loader tile for ``step`` (choose_tile's choice where no warp-specialised one fits)."""
     lay = gett_layout(step, 128, 128, metadata=False)
     tiles = lambda bm, bn: lay.ext["b"] * _cdiv(lay.ext["m"], bm) * _cdiv(lay.ext["n"], bn)
-    if step.compute.kind == "f" and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * SM_COUNT:
+    if step.compute.kind == "f" and lay.ext["k"] <= SHORT_K and tiles(128, 128) >= 2 * sm_count():
         # one or two slices per tile: two blocks per SM overlap one's epilogue with the
         # other's loads (bf16, same run: ao2mo bq,srqa->srba 42.4 -> 66.5 TFLOP/s, ccsd_t
         # amji,cbkm 24.2 -> 26.1, ap,srqp 71.1 -> 72.3; scripts/tile_sweep.py)
@@ -223,9 +223,9 @@ def loader_tile(step: Step) -> str:
     # pass int8's tests but were not timed on it); 8192^3 fp16/bf16 NN measured them at
     # 256x128 0.72/0.74x cuBLAS, 128x256 0.68/0.65x, 128x128 0.61/0.62x -- four
     # warpgroups hide more latency than two
-    if tiles(256, 128) >= SM_COUNT:
+    if tiles(256, 128) >= sm_count():
         return "wgmma256x128"
-    return "wgmma128x256" if tiles(128, 256) >= SM_COUNT else "wgmma128x128"
+    return "wgmma128x256" if tiles(128, 256) >= sm_count() else "wgmma128x128"
 
 
 def stream_k(tile: str, tiles: int, k: int, itemsize: int) -> int:
@@ -236,7 +236,7 @@ def stream_k(tile: str, tiles: int, k: int, itemsize: int) -> int:
     >>> stream_k("wgmma256x128ws", 1653, 7248, 2), stream_k("wgmma256x128ws", 1584, 7248, 2)
     (132, 0)
     """
-    grid = min(SM_COUNT, MAX_GRID)
+    grid = min(sm_count(), MAX_GRID)
     nk = _cdiv(k, 128 // itemsize)
     tail = tiles % grid
     if not STREAM_K or tile not in SK_TILES or tail == 0 or tail * nk < SK_MIN_SLICES * grid:
@@ -546,7 +546,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
               f"K={g('k')}; A K-major, B {'K' if b_kmaj else 'N'}-major, "
               + (f"TMA boxes (cp.async.bulk.tensor.{rank}d, one producer thread)" if rank else "16-byte cp.async")
               + ("; operands swapped (C^T = B^T A^T: C is unit-stride along M)" if lay.swapped else ""))
-    resident = MIN_BLOCKS.get(cfg, 1) * SM_COUNT
+    resident = MIN_BLOCKS.get(cfg, 1) * sm_count()
     grid = sk or (min(tiles, resident, MAX_GRID) if sep else min(tiles, MAX_GRID))
     if cl2:  # whole clusters, each walking pairs of tiles
         pairs = _cdiv(tiles_m, 2) * tiles_n if cl2 != "a" else tiles_m * _cdiv(tiles_n, 2)
@@ -554,7 +554,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
         # 66 co-resident clusters made bf16 ki,jk 1.27 or 1.19 ms against 1.10)
         cap = int(os.environ.get("EINC_WGMMA_CLUSTERS", "0")) or resident // 2
         grid = 2 * max(1, min(pairs, cap, MAX_GRID // 2))
-    launch = [(f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks ({resident // SM_COUNT} per SM) walking "
+    launch = [(f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks ({resident // sm_count()} per SM) walking "
                f"the {BM}x{BN} output tiles, C staged apart from the ring" if sep else
                f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks: the first {tiles - tiles % grid} of "
                f"the {tiles} {BM}x{BN} output tiles walked whole, the last {tiles % grid} as stream-K runs of k slices "

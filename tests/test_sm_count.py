@@ -1,0 +1,73 @@
+"""Grids are sized for the card's SM count (cost.device_sms), not the H200's 132.
+
+A persistent grid of 132 blocks on a 114-SM H100 PCIe runs its last 18 blocks as a second
+wave, each with a whole block's share of the tiles: up to twice the time. These run without a
+GPU: the device's name and count are faked.
+"""
+from __future__ import annotations
+
+import pytest
+
+import einc
+from einc import cost
+from einc.codegen.cuda import emit, emit_stream
+from einc.codegen.cuda.emit import emit_step
+
+
+@pytest.fixture
+def card(monkeypatch):
+    """card(sms): device 0 is an H100 PCIe with ``sms`` SMs (0: no GPU)."""
+    def use(sms: int) -> None:
+        monkeypatch.setattr(cost, "device_sms", lambda: sms)
+        monkeypatch.setattr(cost, "device_name", lambda: "NVIDIA H100 PCIe" if sms else "")
+    return use
+
+
+def test_profile_and_grids_follow_the_device_count(card, monkeypatch):
+    card(114)
+    prof = cost.profile_for()
+    assert (prof.sms, prof.name, emit.sm_count()) == (114, "H200 at 114 SMs", 114)
+    assert prof.peak("mma/bf16") == pytest.approx(cost.H200.peak("mma/bf16") * 114 / 132)
+    assert prof.bandwidth == cost.H200.bandwidth
+    card(0)  # no GPU: the H200 as it is
+    assert cost.profile_for() is cost.H200 and emit.sm_count() == 132
+    monkeypatch.setattr(emit, "SM_COUNT", 7)  # an experiment's count wins over the device's
+    card(114)
+    assert emit.sm_count() == 7
+
+
+def _wgmma_grid(monkeypatch, mode: str) -> tuple:
+    from einc.codegen.cuda import emit_wgmma
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", mode)
+    p = einc.api.plan_for("ki,jk->ji", [(7248, 7248), (7240, 7248)], "bfloat16", backend="cuda")
+    k = emit_step(p, p.steps[0], "sm_90", gett_tile="wgmma192x192wsp")
+    return k.grid[0], k.source
+
+
+@pytest.mark.parametrize("sms", [132, 114, 78, 67])
+@pytest.mark.parametrize("mode", ["", "a"])
+def test_persistent_wgmma_grid_is_one_wave(card, monkeypatch, sms, mode):
+    """The persistent 192x192 tile (1444 tiles here) runs one block per SM: its grid is the
+    card's count, clusters of two rounding it down to even."""
+    card(sms)
+    grid, source = _wgmma_grid(monkeypatch, mode)
+    assert grid == (sms - sms % 2 if mode else sms)
+    assert ("__cluster_dims__(2, 1, 1)" in source) == bool(mode)
+
+
+@pytest.mark.parametrize("sms", [132, 114])
+def test_stream_grid_is_the_resident_blocks(card, sms):
+    """The fp32 stream kernel (ccsd_t's shape) launches the blocks resident at once."""
+    card(sms)
+    shapes = [(24, 24, 20, 24), (20, 20, 20, 24)]
+    p = einc.api.plan_for("amji,cbkm->kjicba", shapes, "float32", backend="cuda", strategy="gett")
+    assert p.steps[-1].config == (("tile", "stream"),)
+    k = emit_step(p, p.steps[-1])
+    assert k.grid[0] == emit_stream.BLOCKS_PER_SM * sms
+
+
+def test_explain_names_the_sized_profile(card):
+    card(114)
+    plan = einc.api.plan_for("ij,jk->ik", [(4096, 4096)] * 2, "float32", backend="cuda")
+    text = repr(cost.explain_lines(plan))
+    assert "on the H200 at 114 SMs profile" in text
