@@ -640,6 +640,36 @@ def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, pre
                                 "wgmma192x192wsp", max_grid)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("fake_fit", [None, 2])
+def test_wgmma_cluster_grid_fits_the_card(monkeypatch, fake_fit):
+    """The launcher caps a cluster kernel's grid at the clusters resident at once
+    (runtime.cuda.cluster_grid: 66 on a 132-SM H100 / H200, more than this case's 12 pairs, so
+    the emitted grid stands); a grid lowered at launch (a card fitting ``fake_fit`` clusters)
+    still walks every pair."""
+    torch = pytest.importorskip("torch")
+    import einc.runtime.cuda as rc
+    from einc.codegen.cuda import emit_wgmma
+    monkeypatch.setattr(emit_wgmma, "CLUSTER", "a")
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma192x192wsp")
+    real, seen = rc.cluster_grid, []
+
+    def spy(rt, fn, kernel):
+        got = real(rt, fn, kernel)
+        seen.append((kernel.grid, got))
+        return (2 * fake_fit, 1, 1) if fake_fit else got
+    monkeypatch.setattr(rc, "cluster_grid", spy)
+    einc.api._EXECUTABLES.clear()
+    expr, shapes = "ik,jk->ij", [(1000, 320), (700, 320)]  # 6 x 4 tiles: 12 horizontal pairs
+    rng = np.random.default_rng(7)
+    arrays = [_data(rng, s, "float16") for s in shapes]
+    out = _poisoned(torch, (1000, 700), "float16")
+    einc.einsum(expr, *[torch.from_numpy(a).cuda() for a in arrays], out=out, strategy="gett")
+    einc.api._EXECUTABLES.clear()
+    assert seen and all(grid == (24, 1, 1) and got == grid for grid, got in seen), seen
+    assert_matches(out.cpu().numpy(), expr, *arrays, terms=320)
+
+
 @pytest.mark.parametrize("mode", ["a", "b"])
 @pytest.mark.parametrize("expr,shapes,dtype", [("ki,jk->ji", [(320, 1000), (700, 320)], "float16"),
                                                ("ik,jk->ij", [(1000, 320), (704, 320)], "bfloat16")])

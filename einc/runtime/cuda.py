@@ -343,6 +343,30 @@ def encode_tmap(cu, spec, ptr: int) -> bytes:
     return b"".join(int(w).to_bytes(8, "little") for w in m.opaque)
 
 
+def cluster_grid(rt, fn, kernel) -> tuple:
+    """The grid of a persistent cluster kernel (``kernel.cluster`` > 1), capped at the clusters
+    resident at once (cuOccupancyMaxActiveClusters). The emitter sizes it from the SM count,
+    but clusters take SMs of one GPC, and a card whose GPCs don't split into whole clusters
+    fits fewer: the rest would wait as a second wave, each with a whole share of the tiles.
+    The kernel as emitted where the driver can't say."""
+    cu, grid = rt.cu, kernel.grid
+    try:
+        cfg = cu.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = kernel.block
+        cfg.sharedMemBytes = kernel.smem
+        attr = cu.CUlaunchAttribute()
+        attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = kernel.cluster, 1, 1
+        cfg.attrs, cfg.numAttrs = [attr], 1
+        err, fit = cu.cuOccupancyMaxActiveClusters(fn, cfg)
+    except Exception:  # bindings without the call or its structs
+        return grid
+    if err != cu.CUresult.CUDA_SUCCESS or fit <= 0:
+        return grid
+    return (min(grid[0], int(fit) * kernel.cluster), grid[1], grid[2])
+
+
 class Launcher:
     """A kernel with its argument block prepared once: per call only pointers change.
 
@@ -356,6 +380,8 @@ class Launcher:
         global _LAUNCH
         self.rt, self.fn, self.label = rt, fn, label
         self.grid, self.block, self.smem = kernel.grid, kernel.block, kernel.smem
+        if getattr(kernel, "cluster", 1) > 1:
+            self.grid = cluster_grid(rt, fn, kernel)
         self.ptrs = [ctypes.c_void_p(0) for _ in range(nptrs)]
         self.meta = ctypes.create_string_buffer(meta, max(len(meta), 1))
         addrs = [ctypes.addressof(p) for p in self.ptrs] + [ctypes.addressof(self.meta)]

@@ -158,6 +158,9 @@ class CudaStepKernel:
     scratch_zero: int = 0
     # TMA tensor maps passed by value after the metadata (one EincTmaps parameter)
     tmaps: tuple = ()
+    # CTAs per cluster (__cluster_dims__). Over 1: a persistent kernel whose tile walk
+    # follows gridDim, so the runtime may shrink the grid to the clusters resident at once
+    cluster: int = 1
 
     def launchable(self, ptrs) -> "CudaStepKernel":
         """This kernel, or its fallback when a pointer it needs aligned is not."""

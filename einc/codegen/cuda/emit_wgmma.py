@@ -579,4 +579,4 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     fallback = emit_mma(plan, step, dtypes, compute, op)
     return CudaStepKernel(name, source, key, (max(1, grid), 1, 1), (nthreads, 1, 1), smem,
                           lay.tables, 8 * len(lay.words), lay.words, (lay.ta, lay.tb), fallback, "sm_90a",
-                          tmaps=tmaps, scratch=scratch, scratch_zero=scratch_zero)
+                          tmaps=tmaps, scratch=scratch, scratch_zero=scratch_zero, cluster=2 if cl2 else 1)
