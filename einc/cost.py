@@ -109,7 +109,7 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # 192x192 (session 26, H100, bf16 ki,jk 7248: 1.13 against 128x256ws's 1.28 ms, of which
              # 1.05 is the wave count the model prices apart: ~1.08x the rate); its persistent C-apart
              # form 2% faster again (session 27, ncu 1.13 -> 1.11 ms)
-             "wgmma192x192ws": 1.5, "wgmma192x192wsp": 1.53,
+             "wgmma192x192ws": 1.5, "wgmma192x192wsp": 1.53, "wgmma192x192wsp4": 1.53,
              "mma128x128k128": 0.5, "mma128x128": 0.45, "mma128x256": 0.44, "mma64x64": 0.34}
 # share of copy bandwidth each memory access pattern reaches
 ACCESS = {"rows": 1.0,  # team per output, vector loads: row-dot measured 0.98-1.02x copy

@@ -34,7 +34,9 @@ for arg in cases:
         t_torch = _events_median(torch, lambda i: torch.einsum(subs, *sets[i % len(sets)]))[0]
         ms["torch"].append(t_torch)
         for v in values:
-            setattr(mod, attr, type(getattr(mod, attr))(v) if not isinstance(getattr(mod, attr), str) else v)
+            cur = getattr(mod, attr)  # (a bool switch: "0" is False, as bool("0") is not)
+            setattr(mod, attr, v if isinstance(cur, str) else v not in ("0", "False", "") if isinstance(cur, bool)
+                    else type(cur)(v))
             einc.api._EXECUTABLES.clear()
             t = _events_median(torch, lambda i: einc.einsum(subs, *sets[i % len(sets)]))[0]
             ms[v].append(t)

@@ -117,6 +117,9 @@ COMPILE = [
     ("ij,jk->ik", [(400, 256), (256, 392)], "float16", None, "wgmma192x192ws"),    # B N-major: 3 strips
     ("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192wsp"),  # C apart, 218 KB
     ("ij,jk->ik", [(400, 256), (256, 392)], "float16", None, "wgmma192x192wsp"),
+    # four stages, C staged a warpgroup at a time (218 KB)
+    ("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192wsp4"),
+    ("ij,jk->ik", [(400, 256), (256, 392)], "float16", None, "wgmma192x192wsp4"),
 ]
 
 
@@ -136,6 +139,22 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
                                              "A K-major" in k.source, "B K-major" in k.source)
     cubin = compile_cubin(k.source, k.name, dict(compile_options("sm_90"), arch=k.arch or "sm_90"))
     assert cubin[:4] == b"\x7fELF"
+
+
+def test_four_stage_192_stages_c_by_warpgroup(monkeypatch):
+    """wgmma192x192wsp4: C's boxes are one warpgroup's 64 rows (the staging is 24 KB, so a
+    fourth stage fits); where C's map does not fit (a row pitch of 1400 bytes) the kernel is
+    the three-stage wsp; EINC_WGMMA_192P4 (WIDE_FOUR) makes it the persistent 192 tile."""
+    from einc.codegen.cuda import emit_wgmma
+    k = kernel("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192wsp4", arch="sm_90")
+    assert k.key[2] == "wgmma192x192wsp4" and k.tmaps[2].box == (64, 64) and k.smem <= emit_wgmma.SMEM_BLOCK
+    assert "einc_wgmma_epilogue_tma_wg" in k.source and ", true>(out" in k.source
+    k = kernel("ik,jk->ij", [(1000, 320), (700, 320)], "float16", None, "wgmma192x192wsp4", arch="sm_90")
+    assert k.key[2] == "wgmma192x192wsp" and len(k.tmaps) == 2
+    big = ("ki,jk->ji", [(7248, 7248), (7240, 7248)], "bfloat16")
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192wsp"
+    monkeypatch.setattr(emit_wgmma, "WIDE_FOUR", True)
+    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192wsp4"
 
 
 def test_tma_only_tiles_give_way_where_tma_cannot_load(monkeypatch):
@@ -437,7 +456,7 @@ def test_table_copies_against_numpy(monkeypatch, expr, shapes):
 @pytest.mark.gpu
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("tile", ["wgmma256x128ws", "wgmma128x256ws", "wgmma128x128ws1", "wgmma128x128ws1p",
-                                  "wgmma128x256wsp", "wgmma192x192ws", "wgmma192x192wsp"])
+                                  "wgmma128x256wsp", "wgmma192x192ws", "wgmma192x192wsp", "wgmma192x192wsp4"])
 @pytest.mark.parametrize("tma,store", [(True, False), (False, False), (True, True)])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", WS_CASES)
 def test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, tma, store, tile, max_grid):
@@ -614,10 +633,12 @@ CLUSTER_CASES = WS_CASES + [
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("tile", ["wgmma192x192wsp", "wgmma192x192wsp4"])
 @pytest.mark.parametrize("mode", ["a", "b"])
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", CLUSTER_CASES)
-def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, max_grid, mode):
+def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, max_grid, mode,
+                                           tile):
     """EINC_WGMMA_CLUSTER: 192x192wsp in clusters of two on adjacent tiles, the shared
     operand's slice multicast to both CTAs (each copies half: "b" vertical pairs share B,
     "a" horizontal pairs share A), empty barriers counting both CTAs' consumers. A capped
@@ -628,7 +649,7 @@ def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, pre
         pytest.skip("clusters need the TMA producer")
     monkeypatch.setattr(emit_wgmma, "CLUSTER", mode)
     p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
-    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: "wgmma192x192wsp")
+    monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
     ks = [emit_step(p, s, "sm_90") for s in p.steps]
     wg = [k for k in ks if k.name.startswith("einc_wgmma")]
     if dtype in ("float16", "bfloat16") and not expr.startswith("b"):
@@ -636,8 +657,7 @@ def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, pre
         got = emit_wgmma.cluster_mode(mode, *gett_layout(p.steps[-1], 192, 192).tiles(192, 192))
         assert any(k.key[-1] == ("cl2" + got if got else "") and ("__cluster_dims__(2, 1, 1)" in k.source) == bool(got)
                    and (k.grid[0] % 2 == 0 or not got) for k in wg)  # (clusters: whole ones)
-    test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, True, True,
-                                "wgmma192x192wsp", max_grid)
+    test_wgmma_ws_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, True, True, tile, max_grid)
 
 
 @pytest.mark.gpu

@@ -72,9 +72,17 @@ WGMMA_TILES = {
     # the producer fills the next tile's slices during the epilogue -- cuBLAS's bf16 kernel for
     # ki,jk 7248 is a persistent 192x192, three stages of 64 k (nvjet_sm90_tst_192x192_64x3)
     "wgmma192x192wsp": (192, 192, 3, (40, 152)),
+    # the same with four stages: C staged one warpgroup's 64 rows at a time (24 KB, not 72), the
+    # warpgroups taking turns (kernels/wgmma.cuh einc_wgmma_epilogue_tma_wg). Session 29 (H100,
+    # ncu, bf16 ki,jk at K 7248 / 14496): the four-stage 192x192ws's main loop ran at cuBLAS's
+    # rate (0.99 ms per 7248 of K against 1.00) where the three-stage wsp ran 1.02-1.05
+    "wgmma192x192wsp4": (192, 192, 4, (40, 152)),
 }
 # tiles only the TMA producer loads -> the tile taken where TMA can't take the layout
-TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256ws"}
+TMA_ONLY = {"wgmma192x192ws": "wgmma128x256ws", "wgmma192x192wsp": "wgmma128x256ws",
+            "wgmma192x192wsp4": "wgmma128x256ws"}
+# tiles staging C one warpgroup at a time -> the tile taken where C's map doesn't fit
+PER_WG_STAGING = {"wgmma192x192wsp4": "wgmma192x192wsp"}
 # a 192x192 tile where its waves x tile area cost at most this share of the chosen tile's
 # (session 26, H100, case_bench ms 192 / 128x256ws, two rounds: bf16 ki,jk 7248 (0.95) 1.133 /
 # 1.283, 1.132 / 1.279; fp16 1.177 / 1.257). Session 27 (H100, 192x192wsp, ms, two rounds):
@@ -92,16 +100,18 @@ WIDE_SQUARE = float(os.environ.get("EINC_WGMMA_192_SHARE", "1.0")) if os.environ
 # pairs each copying all of B, "0" none
 CLUSTER = os.environ.get("EINC_WGMMA_CLUSTER", "a")
 CLUSTER = {"1": "b", "0": ""}.get(CLUSTER, CLUSTER)
-CLUSTER_TILES = ("wgmma192x192wsp",)
+CLUSTER_TILES = ("wgmma192x192wsp", "wgmma192x192wsp4")
 # 192x192ws -> its persistent C-apart form (staged_apart). Session 27, H100, ncu on bf16 ki,jk
 # 7248: 1.13 -> 1.11 ms, SM throughput 89.1 -> 91.6%; case_bench ms (wsp / ws, two rounds) bf16
 # 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
 WIDE_APART = os.environ.get("EINC_WGMMA_192P", "1") != "0"
+# EINC_WGMMA_192P4=1: its four-stage form (wgmma192x192wsp4) instead (an experiment until measured)
+WIDE_FOUR = os.environ.get("EINC_WGMMA_192P4", "0") == "1"
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
 # C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
 # taken where C's type makes the block outgrow shared memory (4-byte C on 128x256wsp)
 SEPARATE_STAGING = {"wgmma128x128ws1p": "wgmma128x128ws1", "wgmma128x256wsp": "wgmma128x256ws",
-                    "wgmma192x192wsp": "wgmma192x192ws"}
+                    "wgmma192x192wsp": "wgmma192x192ws", "wgmma192x192wsp4": "wgmma192x192ws"}
 SMEM_BLOCK = 227 * 1024  # the most dynamic shared memory one block may have (sm_90)
 # blocks per SM the launch bounds ask for (the rest: 1)
 MIN_BLOCKS = {"wgmma128x128s3": 2, "wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}
@@ -206,7 +216,7 @@ def staged_apart(step: Step, tile: str, out_bytes: int) -> str:
     if tile == "wgmma128x256ws" and gett_layout(step, 128, 128, metadata=False).ext["k"] <= 1024:
         return "wgmma128x256wsp"
     if tile == "wgmma192x192ws" and WIDE_APART:
-        return "wgmma192x192wsp"
+        return "wgmma192x192wsp4" if WIDE_FOUR else "wgmma192x192wsp"
     return tile
 
 
@@ -262,6 +272,8 @@ def smem_bytes(tile: str, out_bytes: int = 4, tma_c: bool = False) -> int:
     bm, bn, stages, ws = WGMMA_TILES[tile]
     # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised)
     ring = stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
+    if tile in PER_WG_STAGING:  # + a turn barrier per consumer warpgroup; 64 rows of C's boxes
+        return (ring - 1024 + 8 * (bm // 64) + 1023) // 1024 * 1024 + 1024 + 64 * bn * out_bytes
     if tile in SEPARATE_STAGING and tma_c:  # C's boxes (bn/64 of bm 128-byte rows), 1024-byte aligned
         return (ring - 1024 + 1023) // 1024 * 1024 + 1024 + bm * bn * out_bytes
     if tile in SEPARATE_STAGING:  # C's tile (row pitch bn + 8) and row offsets, 128-byte aligned
@@ -487,9 +499,12 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     cl2 = cluster_pairing(cfg, lay) if len(tmaps) == 2 else ""
     if cl2 in ("a", "b"):
         tmaps = tma_maps(lay, op, b_kmaj, BM, BN, half=cl2)
-    cmap = c_map(lay, dtypes[0], BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
+    cw = cfg in PER_WG_STAGING  # C's boxes one warpgroup's 64 rows high
+    cmap = c_map(lay, dtypes[0], 64 if cw else BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
     if cmap is not None and len(cmap.dims) != len(tmaps[0].dims) + split_c(cmap, lay):
         cmap = None  # (the batch is all three maps' dimension or none's)
+    if cw and cmap is None:
+        return emit_wgmma(plan, step, dtypes, compute, op, PER_WG_STAGING[cfg])
     csplit = split_c(cmap, lay)
     tmaps += (cmap,) if cmap else ()
     if csplit:  # the epilogue's column -> (n_in, n_out): c_n carries n_in
@@ -522,9 +537,12 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     # TMA_RANK, TMA_OPT, SEP, TMA_C, TM, C_SPLIT, SK
     tail = [str(rank), str(tma_opt)] if rank or sep or sk else []
     tail += [b(sep)] if sep or sk else []
-    tail += [b(cmap), "EincTmaps3" if cmap else "EincTmaps"] if cmap or sk or cl2 else []
-    tail += [b(csplit)] if csplit or sk or cl2 else []
-    tail += ["true"] if sk else ["false", {"b": "1", "nomc": "2", "a": "3"}[cl2]] if cl2 else []
+    tail += [b(cmap), "EincTmaps3" if cmap else "EincTmaps"] if cmap or sk or cl2 or cw else []
+    tail += [b(csplit)] if csplit or sk or cl2 or cw else []
+    if sk:
+        tail += ["true"]
+    elif cl2 or cw:  # SK, CL2[, CW]
+        tail += ["false", {"b": "1", "nomc": "2", "a": "3", "": "0"}[cl2]] + (["true"] if cw else [])
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail)
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (f", const __grid_constant__ EincTmaps{'3' if cmap else ''} tm", ", &tm") if rank else ("", "")

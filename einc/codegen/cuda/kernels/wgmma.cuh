@@ -565,6 +565,71 @@ __device__ __forceinline__ void einc_wgmma_epilogue_tma(const typename Mma::Acc*
   }
 }
 
+// The same, one warpgroup at a time through a staging of 64 rows (CW: a fourth ring stage fits
+// where the whole tile's staging left room for three). Warpgroup wg stages its rows once
+// turn[wg] has completed its n-th phase (n: the block's tiles so far): the previous
+// warpgroup's store has read the staging (turn[0]'s first phase is pre-armed; its later ones
+// come from the last warpgroup of the tile before). Its leader stores the 64-row boxes, waits
+// for their reads and hands the staging on, while the warpgroup goes back to the main loop:
+// the warpgroups leave their epilogues one after another, so one's products overlap the
+// others' stores.
+template <class Cfg, class Mma, int RANK, class TOut, class TC, class TA, bool SPLIT = false>
+__device__ __forceinline__ void einc_wgmma_epilogue_tma_wg(const typename Mma::Acc* d, unsigned char* stage,
+                                                           unsigned sst, int tid, long long bi, long long m0,
+                                                           long long n0, const EincTmap* cmap, long long nin,
+                                                           unsigned turn0, unsigned n) {
+  constexpr int BN = Cfg::BN, BOX = 64 * 128;
+  static_assert(sizeof(TOut) == 2 && BN % 64 == 0 && Cfg::MH == 1, "64 16-bit columns per box row, one strip a warpgroup");
+  using Acc = typename Mma::Acc;
+  const auto out = [](Acc x) { return EincStore<TOut>::f(cast<TC>(static_cast<TA>(x))); };
+  const int wg = tid >> 7, w = (tid >> 5) & 3, g = (tid & 31) >> 2, t = tid & 3;
+  einc_mbar_wait(turn0 + 8 * wg, n & 1);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = w * 16 + g + 8 * h;
+    unsigned char* row = stage + r * 128 + 4 * t;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      EincVec<TOut, 2> v;
+      v.v[0] = out(d[4 * j + 2 * h]);
+      v.v[1] = out(d[4 * j + 2 * h + 1]);
+      *reinterpret_cast<EincVec<TOut, 2>*>(row + (j >> 3) * BOX + (((j & 7) ^ (r & 7)) << 4)) = v;
+    }
+  }
+  einc_fence_async_smem();
+  // this warpgroup's rows are staged (barriers 3.. : one per warpgroup, beside 1 and 2)
+  asm volatile("barrier.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+  if ((tid & 127) == 0) {
+    const unsigned long long m = reinterpret_cast<unsigned long long>(cmap);
+    const int r0 = static_cast<int>(m0) + 64 * wg, b = static_cast<int>(bi);
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j) {
+      const int c0 = static_cast<int>(n0) + 64 * j;
+      if constexpr (SPLIT) {
+        const int q = c0 / static_cast<int>(nin), ci = c0 - q * static_cast<int>(nin);
+        if constexpr (RANK == 3)
+          asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                       "r"(ci), "r"(r0), "r"(q), "r"(sst + j * BOX)
+                       : "memory");
+        else
+          asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
+                       "r"(ci), "r"(r0), "r"(q), "r"(b), "r"(sst + j * BOX)
+                       : "memory");
+      } else if constexpr (RANK == 2)
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
+                     "r"(c0), "r"(r0), "r"(sst + j * BOX)
+                     : "memory");
+      else
+        asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                     "r"(c0), "r"(r0), "r"(b), "r"(sst + j * BOX)
+                     : "memory");
+    }
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    einc_mbar_arrive(turn0 + 8 * ((wg + 1) % Cfg::WG));  // the staging is the next warpgroup's
+  }
+}
+
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA>
 __device__ __forceinline__ void einc_wgmma_gett(void* __restrict__ out, const void* __restrict__ a_ptr,
@@ -753,7 +818,7 @@ __device__ __forceinline__ void einc_pair_origin(long long pair, const EincGettM
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false, bool TMA_C = false,
-          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false, int CL2 = 0>
+          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false, int CL2 = 0, bool CW = false>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
                                                    const TM* tm = nullptr, unsigned char* scratch = nullptr) {
@@ -787,8 +852,12 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   // SEP: C is staged (as TOut) after the barriers, apart from the ring, so the producer never
   // waits for an epilogue: it runs on into the next tile's slices (persistent blocks)
   // (TMA_C: 1024-byte aligned, the boxes' 128-byte swizzle repeats every 1024 bytes)
-  constexpr unsigned SEP_AT = SEP ? (TMA_C ? (S * Cfg::STAGE + 16 * S + 1023) & ~1023 : (S * Cfg::STAGE + 16 * S + 127) & ~127) : 0;
+  // CW: the per-warpgroup staging's turn barriers (one per consumer warpgroup) after the empties
+  const unsigned turn0 = empty0 + 8 * S;
+  constexpr unsigned SEP_AT = SEP ? (TMA_C ? (S * Cfg::STAGE + 16 * S + (CW ? 8 * Cfg::WG : 0) + 1023) & ~1023
+                                           : (S * Cfg::STAGE + 16 * S + 127) & ~127) : 0;
   static_assert(!TMA_C || (SEP && TMA_RANK > 0), "the TMA store is the C-apart epilogue's, beside TMA loads");
+  static_assert(!CW || (TMA_C && !SK), "the per-warpgroup staging is the TMA store's");
   unsigned char* const stage_c = einc_wgmma_smem_raw + (smem0 - raw0) + SEP_AT;
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x, wg = tid >> 7;
@@ -805,6 +874,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
     for (int s = 0; s < S; ++s) {
       einc_mbar_init(full0 + 8 * s, TMA ? 1 : 128);  // every producer thread's copies (TMA: one arming)
       einc_mbar_init(empty0 + 8 * s, (MC ? 2 : 1) * NTC / 32);  // one arrival per consumer warp (of both CTAs)
+    }
+    if constexpr (CW) {
+      for (int w = 0; w < Cfg::WG; ++w) einc_mbar_init(turn0 + 8 * w, 1);
+      einc_mbar_arrive(turn0);  // the staging starts free: warpgroup 0's first turn
     }
     if constexpr (TMA) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -927,7 +1000,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       // SK: a piece of a split tile stores C only where its pieces meet (block-uniform)
       [[maybe_unused]] bool store = true;
       if constexpr (SK) store = u.whole() || einc_wgmma_sk_combine<Cfg, Mma>(d, scratch, u, tid);
-      if constexpr (TMA_C) {
+      if constexpr (CW) {
+        einc_wgmma_epilogue_tma_wg<Cfg, Mma, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT>(
+            d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n, turn0, u.n);
+      } else if constexpr (TMA_C) {
         einc_wgmma_epilogue_tma<Cfg, Mma, NTC, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT>(
             d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n);
       } else if constexpr (SEP) {
@@ -944,7 +1020,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
     }
     // the last tile's stores: done before the block (and its shared memory) goes away
-    if constexpr (TMA_C) if (tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    if constexpr (TMA_C) if (tid == 0 || (CW && (tid & 127) == 0)) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   }
   // CL2: neither CTA leaves while the peer may still arrive on its barriers or copy into it
   if constexpr (CL2) einc_cluster_sync();
