@@ -173,36 +173,36 @@ def device_name() -> str:
     return _device_name()
 
 
-@functools.lru_cache(maxsize=1)
-def _device_name() -> str:
-    try:
-        from .runtime.cuda import _driver, available, check
-        if not available():
-            return ""
-        cu = _driver()
-        name = check(cu.cuDeviceGetName(256, check(cu.cuDeviceGet(0))), "cuDeviceGetName")
-        text = name.decode(errors="replace") if isinstance(name, (bytes, bytearray)) else str(name)
-        return text.split("\0")[0].strip()
-    except Exception:  # no driver, no cuda-python: plan as for the default profile
-        return ""
-
-
 def device_sms() -> int:
     """Device 0's SM count, or 0 without a usable GPU. Cached."""
     return _device_sms()
 
 
-@functools.lru_cache(maxsize=1)
-def _device_sms() -> int:
+def _on_device0(query, default):
+    """``query(cu, check, device)`` on device 0, or ``default`` without a usable GPU."""
     try:
         from .runtime.cuda import _driver, available, check
         if not available():
-            return 0
+            return default
         cu = _driver()
-        attr = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-        return int(check(cu.cuDeviceGetAttribute(attr, check(cu.cuDeviceGet(0))), "SM count"))
+        return query(cu, check, check(cu.cuDeviceGet(0)))
     except Exception:  # no driver, no cuda-python: plan as for the default profile
-        return 0
+        return default
+
+
+@functools.lru_cache(maxsize=1)
+def _device_name() -> str:
+    def name(cu, check, dev):
+        raw = check(cu.cuDeviceGetName(256, dev), "cuDeviceGetName")
+        text = raw.decode(errors="replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
+        return text.split("\0")[0].strip()
+    return _on_device0(name, "")
+
+
+@functools.lru_cache(maxsize=1)
+def _device_sms() -> int:
+    attr = lambda cu: cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    return _on_device0(lambda cu, check, dev: int(check(cu.cuDeviceGetAttribute(attr(cu), dev), "SM count")), 0)
 
 
 def profile_for(name: str | None = None, sms: int | None = None) -> DeviceProfile:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 29, call c: 29a and 29b in one call (starts were scarce): the wgmma GPU tests with
+# Session 29, call c (the one that ran): the wgmma GPU tests with
 # clusters on by default, the cluster pairings against the plain tile interleaved in one
 # process, both TCCG-24 suites and the main bench with interleaved samples. Ordered by worth:
 # whatever a cut-off call leaves under $OUT still comes back.

@@ -846,6 +846,7 @@ def test_emitter_docstring_examples():
     import einc.codegen.cuda.emit as emit_mod
     import einc.codegen.cuda.emit_gett_dm as dm_mod
     import einc.codegen.cuda.emit_wgmma as wgmma_mod
-    for mod in (emit_mod, dm_mod, wgmma_mod):
+    import einc.cost as cost_mod
+    for mod in (emit_mod, dm_mod, wgmma_mod, cost_mod):
         failed, tried = doctest.testmod(mod)
         assert tried > 0 and failed == 0, mod.__name__
