@@ -144,17 +144,19 @@ def test_mma_kernels_compile(expr, shapes, dtype, precision, tile):
 def test_four_stage_192_stages_c_by_warpgroup(monkeypatch):
     """wgmma192x192wsp4: C's boxes are one warpgroup's 64 rows (the staging is 24 KB, so a
     fourth stage fits); where C's map does not fit (a row pitch of 1400 bytes) the kernel is
-    the three-stage wsp; EINC_WGMMA_192P4 (WIDE_FOUR) makes it the persistent 192 tile."""
+    the three-stage wsp; EINC_WGMMA_192P4 (WIDE_FOUR) 1 or 2 makes it the persistent 192 tile."""
     from einc.codegen.cuda import emit_wgmma
     k = kernel("ik,jk->ij", [(400, 256), (392, 256)], "bfloat16", None, "wgmma192x192wsp4", arch="sm_90")
     assert k.key[2] == "wgmma192x192wsp4" and k.tmaps[2].box == (64, 64) and k.smem <= emit_wgmma.SMEM_BLOCK
-    assert "einc_wgmma_epilogue_tma_wg" in k.source and ", true>(out" in k.source
+    assert "einc_wgmma_epilogue_tma_wg" in k.source and ", 2>(out" in k.source  # (forced: the storer)
     k = kernel("ik,jk->ij", [(1000, 320), (700, 320)], "float16", None, "wgmma192x192wsp4", arch="sm_90")
     assert k.key[2] == "wgmma192x192wsp" and len(k.tmaps) == 2
     big = ("ki,jk->ji", [(7248, 7248), (7240, 7248)], "bfloat16")
     assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192wsp"
-    monkeypatch.setattr(emit_wgmma, "WIDE_FOUR", True)
-    assert kernel(*big, arch="sm_90").key[2] == "wgmma192x192wsp4"
+    for mode in ("1", "2"):  # each warpgroup's leader stores its rows, or the storer thread
+        monkeypatch.setattr(emit_wgmma, "WIDE_FOUR", mode)
+        k = kernel(*big, arch="sm_90")
+        assert k.key[2] == "wgmma192x192wsp4" and k.source.count(f", {mode}>(out") == 1
 
 
 def test_tma_only_tiles_give_way_where_tma_cannot_load(monkeypatch):
@@ -633,12 +635,13 @@ CLUSTER_CASES = WS_CASES + [
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("tile", ["wgmma192x192wsp", "wgmma192x192wsp4"])
+@pytest.mark.parametrize("tile,store_mode", [("wgmma192x192wsp", "0"), ("wgmma192x192wsp4", "1"),
+                                             ("wgmma192x192wsp4", "2")])
 @pytest.mark.parametrize("mode", ["a", "b"])
 @pytest.mark.parametrize("max_grid", [None, 2])
 @pytest.mark.parametrize("expr,shapes,dtype,precision,tma_fits", CLUSTER_CASES)
 def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, precision, tma_fits, max_grid, mode,
-                                           tile):
+                                           tile, store_mode):
     """EINC_WGMMA_CLUSTER: 192x192wsp in clusters of two on adjacent tiles, the shared
     operand's slice multicast to both CTAs (each copies half: "b" vertical pairs share B,
     "a" horizontal pairs share A), empty barriers counting both CTAs' consumers. A capped
@@ -648,6 +651,7 @@ def test_wgmma_cluster_pairs_against_numpy(monkeypatch, expr, shapes, dtype, pre
     if not tma_fits:
         pytest.skip("clusters need the TMA producer")
     monkeypatch.setattr(emit_wgmma, "CLUSTER", mode)
+    monkeypatch.setattr(emit_wgmma, "WIDE_FOUR", store_mode)  # (wsp4: C stored by each warpgroup, or the storer)
     p = einc.api.plan_for(expr, shapes, dtype, backend="cuda", precision=precision, strategy="gett")
     monkeypatch.setattr(emit_wgmma, "choose_tile", lambda step: tile)
     ks = [emit_step(p, s, "sm_90") for s in p.steps]

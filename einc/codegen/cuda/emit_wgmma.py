@@ -105,8 +105,11 @@ CLUSTER_TILES = ("wgmma192x192wsp", "wgmma192x192wsp4")
 # 7248: 1.13 -> 1.11 ms, SM throughput 89.1 -> 91.6%; case_bench ms (wsp / ws, two rounds) bf16
 # 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
 WIDE_APART = os.environ.get("EINC_WGMMA_192P", "1") != "0"
-# EINC_WGMMA_192P4=1: its four-stage form (wgmma192x192wsp4) instead (an experiment until measured)
-WIDE_FOUR = os.environ.get("EINC_WGMMA_192P4", "0") == "1"
+# EINC_WGMMA_192P4=1 or 2: its four-stage form (wgmma192x192wsp4) instead, each warpgroup's
+# leader storing its rows of C (1) or a producer-warpgroup thread storing them (2); an
+# experiment until measured
+# (where the tile is forced with the switch off, as tests and tune do: 2)
+WIDE_FOUR = os.environ.get("EINC_WGMMA_192P4", "0")
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup
 # C staged beside the ring (grid: the resident blocks only) -> the tile staging in the ring,
 # taken where C's type makes the block outgrow shared memory (4-byte C on 128x256wsp)
@@ -216,7 +219,7 @@ def staged_apart(step: Step, tile: str, out_bytes: int) -> str:
     if tile == "wgmma128x256ws" and gett_layout(step, 128, 128, metadata=False).ext["k"] <= 1024:
         return "wgmma128x256wsp"
     if tile == "wgmma192x192ws" and WIDE_APART:
-        return "wgmma192x192wsp4" if WIDE_FOUR else "wgmma192x192wsp"
+        return "wgmma192x192wsp4" if WIDE_FOUR in ("1", "2") else "wgmma192x192wsp"
     return tile
 
 
@@ -273,7 +276,7 @@ def smem_bytes(tile: str, out_bytes: int = 4, tma_c: bool = False) -> int:
     # + room to align the base to 1024 bytes (+ two mbarriers per stage when warp-specialised)
     ring = stages * (bm + bn) * 128 + 1024 + (16 * stages if ws else 0)
     if tile in PER_WG_STAGING:  # + a turn barrier per consumer warpgroup; 64 rows of C's boxes
-        return (ring - 1024 + 8 * (bm // 64) + 1023) // 1024 * 1024 + 1024 + 64 * bn * out_bytes
+        return (ring - 1024 + 16 * (bm // 64) + 1023) // 1024 * 1024 + 1024 + 64 * bn * out_bytes
     if tile in SEPARATE_STAGING and tma_c:  # C's boxes (bn/64 of bm 128-byte rows), 1024-byte aligned
         return (ring - 1024 + 1023) // 1024 * 1024 + 1024 + bm * bn * out_bytes
     if tile in SEPARATE_STAGING:  # C's tile (row pitch bn + 8) and row offsets, 128-byte aligned
@@ -499,7 +502,8 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     cl2 = cluster_pairing(cfg, lay) if len(tmaps) == 2 else ""
     if cl2 in ("a", "b"):
         tmaps = tma_maps(lay, op, b_kmaj, BM, BN, half=cl2)
-    cw = cfg in PER_WG_STAGING  # C's boxes one warpgroup's 64 rows high
+    # C's boxes one warpgroup's 64 rows high, stored by its leader (1) or the storer thread (2)
+    cw = (1 if WIDE_FOUR == "1" else 2) if cfg in PER_WG_STAGING else 0
     cmap = c_map(lay, dtypes[0], 64 if cw else BM, BN) if tmaps and TMA_STORE and cfg in SEPARATE_STAGING else None
     if cmap is not None and len(cmap.dims) != len(tmaps[0].dims) + split_c(cmap, lay):
         cmap = None  # (the batch is all three maps' dimension or none's)
@@ -530,7 +534,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
             else f"EincWgmmaTile<{BM}, {BN}, {S}{', false, 0, 0' + gm if gm else ''}>")
     key = (VERSION, "wgmma", cfg, op, flags, lay.swapped, dtypes[0].name, compute.name,
            tuple(d.name for d in dtypes[1:]), struct, rank, tma_opt, group_m, cmap is not None, csplit, bool(sk),
-           "cl2" + cl2 if cl2 else "")
+           cw, "cl2" + cl2 if cl2 else "")
     name = _name("wgmma", key, dtypes)
     sep = cfg in SEPARATE_STAGING
     # einc_wgmma_gett_ws's trailing template arguments, as far as this kernel needs them:
@@ -542,7 +546,7 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
     if sk:
         tail += ["true"]
     elif cl2 or cw:  # SK, CL2[, CW]
-        tail += ["false", {"b": "1", "nomc": "2", "a": "3", "": "0"}[cl2]] + (["true"] if cw else [])
+        tail += ["false", {"b": "1", "nomc": "2", "a": "3", "": "0"}[cl2]] + ([str(cw)] if cw else [])
     targs = ", ".join([tcfg, "EincWgmmaOp", *map(b, flags), tout, tcn, tan] + tail)
     a_arg, b_arg = ("in1", "in0") if lay.swapped else ("in0", "in1")
     tm_param, tm_arg = (f", const __grid_constant__ EincTmaps{'3' if cmap else ''} tm", ", &tm") if rank else ("", "")
@@ -573,7 +577,10 @@ def emit_wgmma(plan: Plan, step: Step, dtypes, compute, op: str, tile: str | Non
         cap = int(os.environ.get("EINC_WGMMA_CLUSTERS", "0")) or resident // 2
         grid = 2 * max(1, min(pairs, cap, MAX_GRID // 2))
     launch = [(f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks ({resident // sm_count()} per SM) walking "
-               f"the {BM}x{BN} output tiles, C staged apart from the ring" if sep else
+               f"the {BM}x{BN} output tiles, C staged apart from the ring"
+               + (f" one warpgroup's 64 rows at a time (the warpgroups take turns; "
+                  f"{'each warpgroup' if cw == 1 else 'a producer-warpgroup thread'} stores them)" if cw else "")
+               if sep else
                f"launch:   1-D grid of {grid} persistent {nthreads}-thread blocks: the first {tiles - tiles % grid} of "
                f"the {tiles} {BM}x{BN} output tiles walked whole, the last {tiles % grid} as stream-K runs of k slices "
                f"(one per block; split tiles summed through a {scratch}-byte scratch, its {scratch_zero}-byte "

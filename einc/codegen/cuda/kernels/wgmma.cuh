@@ -496,6 +496,39 @@ __device__ __forceinline__ void einc_wgmma_epilogue(TOut* __restrict__ C, const 
   }
 }
 
+// C's boxes from the staging at shared address sst by TMA (one thread): BN/64 boxes of 64
+// columns, BOX bytes apart, at rows from r0 (the map clips ragged edges); committed as one bulk
+// group. SPLIT: column c is (c % nin, c / nin) of C's (n_in, m, n_out[, batch]) map.
+template <int RANK, int BN, int BOX, bool SPLIT>
+__device__ __forceinline__ void einc_c_box_stores(const EincTmap* cmap, int r0, long long bi, long long n0,
+                                                  long long nin, unsigned sst) {
+  const unsigned long long m = reinterpret_cast<unsigned long long>(cmap);
+  const int b = static_cast<int>(bi);
+#pragma unroll
+  for (int j = 0; j < BN / 64; ++j) {
+    const int c0 = static_cast<int>(n0) + 64 * j;
+    if constexpr (SPLIT) {
+      const int q = c0 / static_cast<int>(nin), ci = c0 - q * static_cast<int>(nin);
+      if constexpr (RANK == 3)
+        asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                     "r"(ci), "r"(r0), "r"(q), "r"(sst + j * BOX)
+                     : "memory");
+      else
+        asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
+                     "r"(ci), "r"(r0), "r"(q), "r"(b), "r"(sst + j * BOX)
+                     : "memory");
+    } else if constexpr (RANK == 2)
+      asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
+                   "r"(c0), "r"(r0), "r"(sst + j * BOX)
+                   : "memory");
+    else
+      asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
+                   "r"(c0), "r"(r0), "r"(b), "r"(sst + j * BOX)
+                   : "memory");
+  }
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
 // TMA_C epilogue of the C-apart tiles (16-bit C, its groups one strided mode each, N unit-
 // stride): the consumers stage the tile as BN/64 boxes of BM 128-byte rows in the 128-byte
 // swizzle (16-byte chunk c of row r at c ^ (r % 8): a warp's fragment writes, 8 rows x 4
@@ -536,48 +569,24 @@ __device__ __forceinline__ void einc_wgmma_epilogue_tma(const typename Mma::Acc*
   }
   einc_fence_async_smem();   // the generic writes, before the async proxy reads them
   einc_named_bar<1, NTE>();  // RAW: the whole tile is staged
-  if (tid == 0) {
-    const unsigned long long m = reinterpret_cast<unsigned long long>(cmap);
-    const int r0 = static_cast<int>(m0), b = static_cast<int>(bi);
-#pragma unroll
-    for (int j = 0; j < BN / 64; ++j) {
-      const int c0 = static_cast<int>(n0) + 64 * j;
-      if constexpr (SPLIT) {
-        const int q = c0 / static_cast<int>(nin), ci = c0 - q * static_cast<int>(nin);
-        if constexpr (RANK == 3)
-          asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
-                       "r"(ci), "r"(r0), "r"(q), "r"(sst + j * BOX)
-                       : "memory");
-        else
-          asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
-                       "r"(ci), "r"(r0), "r"(q), "r"(b), "r"(sst + j * BOX)
-                       : "memory");
-      } else if constexpr (RANK == 2)
-        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
-                     "r"(c0), "r"(r0), "r"(sst + j * BOX)
-                     : "memory");
-      else
-        asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
-                     "r"(c0), "r"(r0), "r"(b), "r"(sst + j * BOX)
-                     : "memory");
-    }
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-  }
+  if (tid == 0) einc_c_box_stores<RANK, BN, BOX, SPLIT>(cmap, static_cast<int>(m0), bi, n0, nin, sst);
 }
 
 // The same, one warpgroup at a time through a staging of 64 rows (CW: a fourth ring stage fits
 // where the whole tile's staging left room for three). Warpgroup wg stages its rows once
 // turn[wg] has completed its n-th phase (n: the block's tiles so far): the previous
 // warpgroup's store has read the staging (turn[0]'s first phase is pre-armed; its later ones
-// come from the last warpgroup of the tile before). Its leader stores the 64-row boxes, waits
-// for their reads and hands the staging on, while the warpgroup goes back to the main loop:
-// the warpgroups leave their epilogues one after another, so one's products overlap the
+// come from the last warpgroup of the tile before). CW 1: the warpgroup's leader stores its
+// 64-row boxes, waits for their reads and hands the staging on, its warpgroup waiting with it;
+// CW 2: the warpgroup arrives on staged[wg] and goes back to the main loop at once, and the
+// storer (a producer-warpgroup thread, einc_wgmma_c_storer) stores, waits and hands on. Either
+// way the warpgroups leave their epilogues one after another, so one's products overlap the
 // others' stores.
-template <class Cfg, class Mma, int RANK, class TOut, class TC, class TA, bool SPLIT = false>
+template <class Cfg, class Mma, int RANK, class TOut, class TC, class TA, bool SPLIT, int CW>
 __device__ __forceinline__ void einc_wgmma_epilogue_tma_wg(const typename Mma::Acc* d, unsigned char* stage,
                                                            unsigned sst, int tid, long long bi, long long m0,
                                                            long long n0, const EincTmap* cmap, long long nin,
-                                                           unsigned turn0, unsigned n) {
+                                                           unsigned turn0, unsigned staged0, unsigned n) {
   constexpr int BN = Cfg::BN, BOX = 64 * 128;
   static_assert(sizeof(TOut) == 2 && BN % 64 == 0 && Cfg::MH == 1, "64 16-bit columns per box row, one strip a warpgroup");
   using Acc = typename Mma::Acc;
@@ -596,37 +605,31 @@ __device__ __forceinline__ void einc_wgmma_epilogue_tma_wg(const typename Mma::A
       *reinterpret_cast<EincVec<TOut, 2>*>(row + (j >> 3) * BOX + (((j & 7) ^ (r & 7)) << 4)) = v;
     }
   }
-  einc_fence_async_smem();
-  // this warpgroup's rows are staged (barriers 3.. : one per warpgroup, beside 1 and 2)
-  asm volatile("barrier.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
-  if ((tid & 127) == 0) {
-    const unsigned long long m = reinterpret_cast<unsigned long long>(cmap);
-    const int r0 = static_cast<int>(m0) + 64 * wg, b = static_cast<int>(bi);
-#pragma unroll
-    for (int j = 0; j < BN / 64; ++j) {
-      const int c0 = static_cast<int>(n0) + 64 * j;
-      if constexpr (SPLIT) {
-        const int q = c0 / static_cast<int>(nin), ci = c0 - q * static_cast<int>(nin);
-        if constexpr (RANK == 3)
-          asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
-                       "r"(ci), "r"(r0), "r"(q), "r"(sst + j * BOX)
-                       : "memory");
-        else
-          asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(m),
-                       "r"(ci), "r"(r0), "r"(q), "r"(b), "r"(sst + j * BOX)
-                       : "memory");
-      } else if constexpr (RANK == 2)
-        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(m),
-                     "r"(c0), "r"(r0), "r"(sst + j * BOX)
-                     : "memory");
-      else
-        asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(m),
-                     "r"(c0), "r"(r0), "r"(b), "r"(sst + j * BOX)
-                     : "memory");
+  einc_fence_async_smem();  // the generic writes, before the async proxy reads them
+  if constexpr (CW == 2) {
+    einc_mbar_arrive(staged0 + 8 * wg);  // (release: the storer's wait acquires every row)
+  } else {
+    // this warpgroup's rows are staged (barriers 3.. : one per warpgroup, beside 1 and 2)
+    asm volatile("barrier.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+    if ((tid & 127) == 0) {
+      einc_c_box_stores<RANK, BN, BOX, SPLIT>(cmap, static_cast<int>(m0) + 64 * wg, bi, n0, nin, sst);
+      asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+      einc_mbar_arrive(turn0 + 8 * ((wg + 1) % Cfg::WG));  // the staging is the next warpgroup's
     }
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  }
+}
+
+// CW 2's storer, for the block's n-th tile: each warpgroup's 64 rows in turn, once staged.
+template <class Cfg, int RANK, bool SPLIT>
+__device__ __forceinline__ void einc_wgmma_c_storer(unsigned sst, long long bi, long long m0, long long n0,
+                                                    const EincTmap* cmap, long long nin, unsigned turn0,
+                                                    unsigned staged0, unsigned n) {
+#pragma unroll 1
+  for (int wg = 0; wg < Cfg::WG; ++wg) {
+    einc_mbar_wait(staged0 + 8 * wg, n & 1);
+    einc_c_box_stores<RANK, Cfg::BN, 64 * 128, SPLIT>(cmap, static_cast<int>(m0) + 64 * wg, bi, n0, nin, sst);
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-    einc_mbar_arrive(turn0 + 8 * ((wg + 1) % Cfg::WG));  // the staging is the next warpgroup's
+    einc_mbar_arrive(turn0 + 8 * ((wg + 1) % Cfg::WG));
   }
 }
 
@@ -818,7 +821,7 @@ __device__ __forceinline__ void einc_pair_origin(long long pair, const EincGettM
 // the emitter's choice where every group is one strided mode (emit_wgmma.tma_maps).
 template <class Cfg, class Mma, bool TAB_B, bool TAB_M, bool TAB_N, bool TAB_K, bool B_KMAJ, class TOut,
           class TC, class TA, int TMA_RANK = 0, int TMA_OPT = 0, bool SEP = false, bool TMA_C = false,
-          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false, int CL2 = 0, bool CW = false>
+          class TM = EincTmaps, bool C_SPLIT = false, bool SK = false, int CL2 = 0, int CW = 0>
 __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const void* __restrict__ a_ptr,
                                                    const void* __restrict__ b_ptr, const EincGettMeta& p,
                                                    const TM* tm = nullptr, unsigned char* scratch = nullptr) {
@@ -852,12 +855,13 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   // SEP: C is staged (as TOut) after the barriers, apart from the ring, so the producer never
   // waits for an epilogue: it runs on into the next tile's slices (persistent blocks)
   // (TMA_C: 1024-byte aligned, the boxes' 128-byte swizzle repeats every 1024 bytes)
-  // CW: the per-warpgroup staging's turn barriers (one per consumer warpgroup) after the empties
-  const unsigned turn0 = empty0 + 8 * S;
-  constexpr unsigned SEP_AT = SEP ? (TMA_C ? (S * Cfg::STAGE + 16 * S + (CW ? 8 * Cfg::WG : 0) + 1023) & ~1023
+  // CW: the per-warpgroup staging's turn barriers, then (CW 2) its staged barriers, one per
+  // consumer warpgroup each, after the empties
+  const unsigned turn0 = empty0 + 8 * S, staged0 = turn0 + 8 * Cfg::WG;
+  constexpr unsigned SEP_AT = SEP ? (TMA_C ? (S * Cfg::STAGE + 16 * S + (CW > 0 ? 16 * Cfg::WG : 0) + 1023) & ~1023
                                            : (S * Cfg::STAGE + 16 * S + 127) & ~127) : 0;
   static_assert(!TMA_C || (SEP && TMA_RANK > 0), "the TMA store is the C-apart epilogue's, beside TMA loads");
-  static_assert(!CW || (TMA_C && !SK), "the per-warpgroup staging is the TMA store's");
+  static_assert(CW == 0 || (TMA_C && !SK), "the per-warpgroup staging is the TMA store's");
   unsigned char* const stage_c = einc_wgmma_smem_raw + (smem0 - raw0) + SEP_AT;
   TOut* __restrict__ C = static_cast<TOut*>(out);
   const int tid = threadIdx.x, wg = tid >> 7;
@@ -875,8 +879,11 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       einc_mbar_init(full0 + 8 * s, TMA ? 1 : 128);  // every producer thread's copies (TMA: one arming)
       einc_mbar_init(empty0 + 8 * s, (MC ? 2 : 1) * NTC / 32);  // one arrival per consumer warp (of both CTAs)
     }
-    if constexpr (CW) {
-      for (int w = 0; w < Cfg::WG; ++w) einc_mbar_init(turn0 + 8 * w, 1);
+    if constexpr (CW > 0) {
+      for (int w = 0; w < Cfg::WG; ++w) {
+        einc_mbar_init(turn0 + 8 * w, 1);
+        if constexpr (CW == 2) einc_mbar_init(staged0 + 8 * w, 128);  // every thread of the warpgroup
+      }
       einc_mbar_arrive(turn0);  // the staging starts free: warpgroup 0's first turn
     }
     if constexpr (TMA) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -938,6 +945,10 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
           }
         } else {
           it += u.ke - u.kb;
+          if constexpr (CW == 2)
+            if (tid == NTC + 32)  // the storer: the first thread of the producer's second warp
+              einc_wgmma_c_storer<Cfg, TMA_RANK + (C_SPLIT ? 1 : 0), C_SPLIT>(smem0 + SEP_AT, bi, m0, n0, &tm->c, p.c_n,
+                                                                            turn0, staged0, u.n);
         }
       } else {
         const Loader ld(tid - NTC,
@@ -967,6 +978,8 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
     }
     if constexpr (SEP && !TMA) asm volatile("cp.async.wait_all;\n" ::: "memory");
+    // CW 2: the storer's last stores, done before the block (and its shared memory) goes away
+    if constexpr (CW == 2) if (tid == NTC + 32) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   } else {  // consumer warpgroups 0..WG-1
     einc_setmaxnreg_inc<Cfg::REG_C>();
     const bool signals = (tid & 31) == 0;
@@ -1000,9 +1013,9 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       // SK: a piece of a split tile stores C only where its pieces meet (block-uniform)
       [[maybe_unused]] bool store = true;
       if constexpr (SK) store = u.whole() || einc_wgmma_sk_combine<Cfg, Mma>(d, scratch, u, tid);
-      if constexpr (CW) {
-        einc_wgmma_epilogue_tma_wg<Cfg, Mma, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT>(
-            d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n, turn0, u.n);
+      if constexpr (CW > 0) {
+        einc_wgmma_epilogue_tma_wg<Cfg, Mma, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT, CW>(
+            d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n, turn0, staged0, u.n);
       } else if constexpr (TMA_C) {
         einc_wgmma_epilogue_tma<Cfg, Mma, NTC, TMA_RANK + (C_SPLIT ? 1 : 0), TOut, TC, TA, C_SPLIT>(
             d, stage_c, smem0 + SEP_AT, tid, bi, m0, n0, &tm->c, p.c_n);
@@ -1020,7 +1033,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
       }
     }
     // the last tile's stores: done before the block (and its shared memory) goes away
-    if constexpr (TMA_C) if (tid == 0 || (CW && (tid & 127) == 0)) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    if constexpr (TMA_C) if (tid == 0 || (CW == 1 && (tid & 127) == 0)) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   }
   // CL2: neither CTA leaves while the peer may still arrive on its barriers or copy into it
   if constexpr (CL2) einc_cluster_sync();
