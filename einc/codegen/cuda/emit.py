@@ -36,7 +36,7 @@ SM_COUNT = 0
 
 
 def sm_count() -> int:
-    """The SM count grids are sized for: sm_count() if set, else device 0's (132 without a GPU)."""
+    """The SM count grids are sized for: SM_COUNT if set, else device 0's (132 without a GPU)."""
     if SM_COUNT:
         return SM_COUNT
     from ...cost import profile_for
