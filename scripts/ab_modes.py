@@ -4,7 +4,8 @@
 
 For each case, ROUNDS (env, 6) rounds; in each, every value of the switch (the plan rebuilt:
 executables cleared) and torch.einsum are timed one after another (CUDA events, median of
-20 x 5 calls, inputs rotated past L2). Prints per value the median over rounds, in ms, and
+20 x 5 calls, inputs rotated past L2), the order rotated by one each round so that no value
+always runs last in a round (the card's clock drifts within one). Prints per value the median over rounds, in ms, and
 the median of its per-round ratio to torch.einsum (> 1: einc faster).
 """
 import importlib
@@ -30,17 +31,22 @@ for arg in cases:
     sets = _rotations(torch, lambda: [torch.randn(s, device="cuda").to(tdt) for s in geo["shapes"]], geo["bytes"])
     ms = {v: [] for v in values + ["torch"]}
     ratio = {v: [] for v in values}
+    order = ["torch"] + values
     for r in range(rounds):
-        t_torch = _events_median(torch, lambda i: torch.einsum(subs, *sets[i % len(sets)]))[0]
-        ms["torch"].append(t_torch)
-        for v in values:
+        got = {}
+        for v in order[r % len(order):] + order[:r % len(order)]:
+            if v == "torch":
+                got[v] = _events_median(torch, lambda i: torch.einsum(subs, *sets[i % len(sets)]))[0]
+                continue
             cur = getattr(mod, attr)  # (a bool switch: "0" is False, as bool("0") is not)
             setattr(mod, attr, v if isinstance(cur, str) else v not in ("0", "False", "") if isinstance(cur, bool)
                     else type(cur)(v))
             einc.api._EXECUTABLES.clear()
-            t = _events_median(torch, lambda i: einc.einsum(subs, *sets[i % len(sets)]))[0]
-            ms[v].append(t)
-            ratio[v].append(t_torch / t)
+            got[v] = _events_median(torch, lambda i: einc.einsum(subs, *sets[i % len(sets)]))[0]
+        for v in order:
+            ms[v].append(got[v])
+        for v in values:
+            ratio[v].append(got["torch"] / got[v])
     print(f"{dtype} {arg}")
     for v in values + ["torch"]:
         line = f"  {attr}={v:<8} {1e3 * statistics.median(ms[v]):8.3f} ms"

@@ -106,8 +106,9 @@ CLUSTER_TILES = ("wgmma192x192wsp", "wgmma192x192wsp4")
 # 1.160, 1.135 / 1.148, 1.180, fp16 1.179, 1.190 / 1.218, 1.240. EINC_WGMMA_192P=0: never
 WIDE_APART = os.environ.get("EINC_WGMMA_192P", "1") != "0"
 # EINC_WGMMA_192P4=1 or 2: its four-stage form (wgmma192x192wsp4) instead, each warpgroup's
-# leader storing its rows of C (1) or a producer-warpgroup thread storing them (2); an
-# experiment until measured
+# leader storing its rows of C (1) or a producer-warpgroup thread storing them (2). Off: session
+# 30, H100, bf16 ki,jk 7248 -- ncu ms 1.10 (wsp) / 1.08 / 1.08, but the wall clock (rotated A/B,
+# 10 rounds) 1.139 / 1.152 / 1.125 against per-round spreads of 0.88-1.20x, no mode ahead
 # (where the tile is forced with the switch off, as tests and tune do: 2)
 WIDE_FOUR = os.environ.get("EINC_WGMMA_192P4", "0")
 M_STRIPS = {"wgmma128x128ws1": 2, "wgmma128x128ws1p": 2}  # 64-row strips per consumer warpgroup

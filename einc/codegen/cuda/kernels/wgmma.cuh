@@ -576,10 +576,11 @@ __device__ __forceinline__ void einc_wgmma_epilogue_tma(const typename Mma::Acc*
 // where the whole tile's staging left room for three). Warpgroup wg stages its rows once
 // turn[wg] has completed its n-th phase (n: the block's tiles so far): the previous
 // warpgroup's store has read the staging (turn[0]'s first phase is pre-armed; its later ones
-// come from the last warpgroup of the tile before). CW 1: the warpgroup's leader stores its
-// 64-row boxes, waits for their reads and hands the staging on, its warpgroup waiting with it;
-// CW 2: the warpgroup arrives on staged[wg] and goes back to the main loop at once, and the
-// storer (a producer-warpgroup thread, einc_wgmma_c_storer) stores, waits and hands on. Either
+// come from the last warpgroup of the tile before), and arrives on staged[wg]. CW 1: the
+// warpgroup's leader waits for staged[wg], stores its 64-row boxes, waits for their reads and
+// hands the staging on, its warpgroup's next wgmma waiting with it; CW 2: the warpgroup goes
+// back to the main loop at once, and the storer (a producer-warpgroup thread,
+// einc_wgmma_c_storer) waits, stores, waits for the reads and hands on. Either
 // way the warpgroups leave their epilogues one after another, so one's products overlap the
 // others' stores.
 template <class Cfg, class Mma, int RANK, class TOut, class TC, class TA, bool SPLIT, int CW>
@@ -606,12 +607,12 @@ __device__ __forceinline__ void einc_wgmma_epilogue_tma_wg(const typename Mma::A
     }
   }
   einc_fence_async_smem();  // the generic writes, before the async proxy reads them
-  if constexpr (CW == 2) {
-    einc_mbar_arrive(staged0 + 8 * wg);  // (release: the storer's wait acquires every row)
-  } else {
-    // this warpgroup's rows are staged (barriers 3.. : one per warpgroup, beside 1 and 2)
-    asm volatile("barrier.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+  einc_mbar_arrive(staged0 + 8 * wg);  // (release: the storer's wait acquires every row)
+  if constexpr (CW == 1) {
+    // the leader is the storer (an mbarrier, not a named one: compute-sanitizer's racecheck
+    // follows a release/acquire chain through mbarriers, and flagged the bar.sync this was)
     if ((tid & 127) == 0) {
+      einc_mbar_wait(staged0 + 8 * wg, n & 1);
       einc_c_box_stores<RANK, BN, BOX, SPLIT>(cmap, static_cast<int>(m0) + 64 * wg, bi, n0, nin, sst);
       asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
       einc_mbar_arrive(turn0 + 8 * ((wg + 1) % Cfg::WG));  // the staging is the next warpgroup's
@@ -855,7 +856,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
   // SEP: C is staged (as TOut) after the barriers, apart from the ring, so the producer never
   // waits for an epilogue: it runs on into the next tile's slices (persistent blocks)
   // (TMA_C: 1024-byte aligned, the boxes' 128-byte swizzle repeats every 1024 bytes)
-  // CW: the per-warpgroup staging's turn barriers, then (CW 2) its staged barriers, one per
+  // CW: the per-warpgroup staging's turn barriers, then its staged barriers, one per
   // consumer warpgroup each, after the empties
   const unsigned turn0 = empty0 + 8 * S, staged0 = turn0 + 8 * Cfg::WG;
   constexpr unsigned SEP_AT = SEP ? (TMA_C ? (S * Cfg::STAGE + 16 * S + (CW > 0 ? 16 * Cfg::WG : 0) + 1023) & ~1023
@@ -882,7 +883,7 @@ __device__ __forceinline__ void einc_wgmma_gett_ws(void* __restrict__ out, const
     if constexpr (CW > 0) {
       for (int w = 0; w < Cfg::WG; ++w) {
         einc_mbar_init(turn0 + 8 * w, 1);
-        if constexpr (CW == 2) einc_mbar_init(staged0 + 8 * w, 128);  // every thread of the warpgroup
+        einc_mbar_init(staged0 + 8 * w, 128);  // every thread of the warpgroup
       }
       einc_mbar_arrive(turn0);  // the staging starts free: warpgroup 0's first turn
     }
