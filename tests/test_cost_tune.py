@@ -134,6 +134,18 @@ def test_the_emitted_kernel_uses_the_planned_tile():
     assert emit_step(p, p.steps[0]).key[2] == "128x128x8"  # fp64: no DM tile
 
 
+def test_the_dm_tile_follows_the_operands_unit_strides():
+    """fp32 on sm_90: 128 of M a DM tile where A alone is M-fast (its copies' runs along M),
+    the default 64x128 where B is N-fast (session 31's A/B on the H100)."""
+    from einc.codegen.cuda.emit import DM_A_MFAST, DM_DEFAULT, emit_step
+    for subs, want in (("ji,kj->ik", DM_A_MFAST), ("ji,jk->ik", DM_DEFAULT), ("ij,jk->ik", DM_DEFAULT),
+                       ("ij,kj->ik", DM_DEFAULT)):
+        p = cuda_plan(subs, [(2048, 2048), (2048, 2048)])
+        assert emit_step(p, p.steps[0]).key[2] == want, subs
+    p = cuda_plan("njmi,kmln->lkji", [(96, 84, 84, 96), (84, 84, 84, 96)])
+    assert emit_step(p, p.steps[-1]).key[2] == DM_A_MFAST  # TCCG ccsd: 17.39 against 18.06 ms
+
+
 # ----------------------------------------------------------------------------------------
 # the tuned store
 

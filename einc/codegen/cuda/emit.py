@@ -88,7 +88,8 @@ GETT_TILES = {
 DM_TILES = {"128x128x16d": (4, 1), "128x64x16d": (4, 2), "64x128x16d": (4, 2)}
 BIG_TILES = ("128x128x8", "128x128x16", *DM_TILES)
 DM_DEFAULT = "64x128x16d"  # emit.big_tile's choice for fp32 steps where the DM tiles apply,
-DM_TABLED_K = "128x64x16d"  # and where their K is tabled
+DM_TABLED_K = "128x64x16d"  # and where their K is tabled,
+DM_A_MFAST = "128x64x16d"   # and where A alone has its unit stride along M (its runs 128 wide)
 # the narrow tiles -> blocks per SM their launch bounds ask for (a 170-register budget); the
 # one registry: cost ranks them and tune offers them only where narrow_tile_fits
 NARROW_TILES = {"96x96x8": 4}
@@ -829,7 +830,8 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     4096^3 GEMM from 0.89 to 0.91x cuBLAS and ccsd lki,kjl->ji from 0.79 to 0.94x
     torch.einsum, but ccsd_t's K = 24 from 0.85 to 0.77x: padded to 32, one slice fewer
     to overlap). fp32 steps with K >= 128 on a GPU with full-rate fp64 tensor cores (``arch``)
-    take a DM tile instead (DM_DEFAULT, DM_TABLED_K where K is tabled; ``EINC_GETT_DM=0``
+    take a DM tile instead (DM_DEFAULT, DM_TABLED_K where K is tabled, DM_A_MFAST where A
+    alone is M-fast; ``EINC_GETT_DM=0``
     keeps the rule's SIMT tile). A tile the caller forced is kept where it applies.
     ``EINC_GETT_BIG_TILE`` = one of BIG_TILES overrides the rule (A/B measurements).
 
@@ -856,8 +858,14 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     # 21: 4096^3 2.60 ms against 128x128x16's 3.00, TCCG ccsd GEMMs 1.1-1.2x faster); 128x64
     # where K is tabled (split-K steps, ccsd kmli,ljm: lki,kjl 1.018 against 64x128's 1.050 and
     # SIMT's 1.115 ms, kmli,ljm 0.477 / 0.511 / 0.483)
+    # where A alone is M-fast (its slice's rows run along M, B's along K), 128 of M a tile: its
+    # copies run 512 bytes a k-row, not 256 (H100, session 31, interleaved A/B, ms against
+    # 64x128x16d: njmi,kmln 17.39 / 18.06, njmi,mknl 16.96 / 17.23 in session 21; where B is
+    # N-fast 64x128 stays: 4096^3 2.59 / 2.70, lki,jl 0.921 / 0.922; both fast, kli,lj 0.909 /
+    # 0.919, is left at the default)
     if dm and lay.ext["k"] >= 128 and _switch("EINC_GETT_DM", True):
-        rule = DM_TABLED_K if lay.tabled["k"] else DM_DEFAULT
+        a_mfast, b_nfast = _has_unit(lay.G["m"], lay.ta), _has_unit(lay.G["n"], lay.tb)
+        rule = DM_TABLED_K if lay.tabled["k"] else DM_A_MFAST if a_mfast and not b_nfast else DM_DEFAULT
     # a planned DM tile (`einc tune` measured it) is kept like a forced one where the fp64
     # tensor cores apply (else, e.g. int32 or a GPU before sm_90, the K rule's SIMT tile)
     pick = env if env != "auto" else cfg if forced or cfg in DM_TILES else rule
