@@ -30,6 +30,7 @@ from .emit import VERSION, sm_count, CudaStepKernel, _assemble, _cdiv, _group_of
 
 BK = 32  # k per ring slice (two m16n8k16 k-steps); 64 also built (EINC_SKINNY_MMA_BK)
 NT = 256
+BX = 0  # 0: the rule below picks the box's X extent (EINC_SKINNY_MMA_BX overrides; A/B runs set this)
 B_BYTES = 32 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24)
 SMEM_PER_SM = 233472  # H100/H200: 228 KB per SM, 1 KB of it reserved per block
 MAX_STAGES = 8
@@ -123,7 +124,11 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     def config(mi):
         bm = mi * nt // 2
         bx = bm if one_axis else (16 if mi == 2 else 8) if order == 1 else 32
-        bx = min(bm, int(os.environ.get("EINC_SKINNY_MMA_BX", 0)) or bx) if not one_axis else bx
+        # C unit-stride along Y (order 1) is stored in runs of BY: where C is small beside A
+        # (N <= K / 8: intensli akb, N 24, K 384), A's runs of BX take the longer share
+        if order == 1 and not one_axis and mfast and 8 * N <= K and bm >= 4 * bx:
+            bx *= 2
+        bx = min(bm, int(os.environ.get("EINC_SKINNY_MMA_BX", BX)) or bx) if not one_axis else bx
         minb = 1 if nt == 512 else 2 if mi == 2 else 3
         s = next((s for s in range(MAX_STAGES, 2, -1)
                   if minb * (_smem(NP, KC, bm, bx, s, kfast, order, out_item, bk) + 1024) <= SMEM_PER_SM), 3)
