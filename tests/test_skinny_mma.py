@@ -117,8 +117,7 @@ def test_a_heavy_box_takes_longer_a_runs():
     """C stored along Y (order 1) in runs of BY, A read in runs of BX: where C is small beside
     A (N <= K / 8, intensli akb) the box doubles BX (32 x 8 at 256 rows); elsewhere BY stays
     16 (C's 32-byte runs: the C-heavy five-mode cases halved at BY 8, NOTES session 7)."""
-    fam = lambda subs: _family(emit_step(*(lambda p: (p, p.steps[-1]))(
-        api.plan_for(subs, _shapes(subs, _full(subs)), "bfloat16", backend="cuda"))))
+    fam = lambda subs: _family(_kernel(subs, _full(subs), "bfloat16"))
     assert "every block owns 32 X x 8 Y rows" in fam("akb,jk->jba")  # N 24, K 384
     for subs in ("akbc,jk->cjba", "cabkd,kj->dcjba", "dabkc,kj->cdbja"):  # K 96, 36, 36
         assert "every block owns 16 X x 16 Y rows" in fam(subs), subs

@@ -860,9 +860,9 @@ def big_tile(step: Step, dtypes, compute, cfg: str, forced: bool = False, arch: 
     # SIMT's 1.115 ms, kmli,ljm 0.477 / 0.511 / 0.483)
     # where A alone is M-fast (its slice's rows run along M, B's along K), 128 of M a tile: its
     # copies run 512 bytes a k-row, not 256 (H100, session 31, interleaved A/B, ms against
-    # 64x128x16d: njmi,kmln 17.39 / 18.06, njmi,mknl 16.96 / 17.23 in session 21; where B is
-    # N-fast 64x128 stays: 4096^3 2.59 / 2.70, lki,jl 0.921 / 0.922; both fast, kli,lj 0.909 /
-    # 0.919, is left at the default)
+    # 64x128x16d: njmi,kmln 17.32 / 17.93, njmi,mknl 17.18 / 17.86, ji,kj->ik 4096^3 2.541 /
+    # 2.639; where B is N-fast 64x128 stays: ki,jk 4096^3 2.59 / 2.70, lki,jl 0.921 / 0.922;
+    # both fast, kli,lj 0.909 / 0.919, is left at the default)
     if dm and lay.ext["k"] >= 128 and _switch("EINC_GETT_DM", True):
         a_mfast, b_nfast = _has_unit(lay.G["m"], lay.ta), _has_unit(lay.G["n"], lay.tb)
         rule = DM_TABLED_K if lay.tabled["k"] else DM_A_MFAST if a_mfast and not b_nfast else DM_DEFAULT
