@@ -98,10 +98,11 @@ def test_every_variant_compiles_for_sm90_without_spills(small, subs, sizes, what
     for kk in (k, k.fallback) if k.fallback is not None else (k,):
         regs, st, ld, log = ptxas(kk)
         assert 0 < regs <= (128 if mi == 2 else 85) and st == 0 and ld == 0, log
-    assert (k.fallback is not None) == ("16-byte cp.async" in _family(k))
+    assert (k.fallback is not None) == ("16-byte cp.async" in _family(k) or "TMA boxes" in _family(k))
 
 
 def test_variants_pick_their_paths(small):
+    small.setattr(emit_skinny_mma, "TMA", False)  # the threads' own copies (sm_80, or no map fits)
     src = lambda subs, sizes: _family(_kernel(subs, sizes, "bfloat16"))
     assert "[k][m] read by ldmatrix.trans" in src(*INTENSLI[0][:2]) and "stored along Y" in src(*INTENSLI[0][:2])
     assert "16-byte cp.async pieces of 8 k" in src(*INTENSLI[1][:2]) and "stored along X" in src(*INTENSLI[1][:2])
@@ -111,6 +112,32 @@ def test_variants_pick_their_paths(small):
     assert "operands swapped" in src("jk,akb->jba", "a=40,b=48,j=24,k=40")
     k = _kernel("akb,jk->jba", "a=40,b=48,j=24,k=40", "bfloat16")
     assert k.aligned == (1,) and "einc_skinny_mma<" in k.source and "element loads" in _family(k.fallback)
+
+
+def test_sm90_slices_come_by_tma_where_a_map_describes_them(small):
+    """On sm_90 a slice of A is one TMA box: the map's dimensions run x [x2] k [y] [rest]
+    (M-fast) or k x [x2] [y] [rest] (K-fast) with A's byte strides, the box is BX x BK x BY,
+    and the swizzle spans one box row. Tabled K, an M-fast single axis (rows of BM), an x2
+    that a box would straddle, and sm_80 keep the threads' copies."""
+    k = _kernel("akb,jk->jba", _full("akb,jk->jba"), "bfloat16")
+    (tm,) = k.tmaps
+    assert (tm.ptr, tm.dims, tm.strides, tm.box, tm.swizzle) == (1, (384, 384, 384), (768, 294912), (32, 32, 8), "64B")
+    assert "TMA boxes (32, 32, 8)" in _family(k) and "EincTmap tm" in k.source and k.fallback.tmaps == ()
+    # akbc: x c, k, y a, rest b, BX 16: 32-byte rows
+    (tm,) = _kernel("akbc,jk->cjba", _full("akbc,jk->cjba"), "bfloat16").tmaps
+    assert (tm.dims, tm.strides, tm.box, tm.swizzle) == ((96, 96, 96, 84), (16128, 1548288, 192), (16, 32, 16, 1), "32B")
+    # K-fast abk: k first, rows of 32 k (64 bytes)
+    (tm,) = _kernel("abk,kj->bja", _full("abk,kj->bja"), "bfloat16").tmaps
+    assert (tm.dims, tm.strides, tm.box, tm.swizzle) == ((384, 384, 376), (288768, 768), (32, 32, 4), "64B")
+    # cabkd: x d folds b (u0 48, a multiple of BX 16): five dimensions
+    (tm,) = _kernel("cabkd,kj->dcjba", _full("cabkd,kj->dcjba"), "bfloat16").tmaps
+    assert tm.dims == (48, 36, 36, 48, 36) and tm.box == (16, 1, 32, 16, 1)
+    for subs, sizes in [("kacb,jkc->jba", "a=6,b=48,c=3,j=24,k=5"),  # tabled K
+                        ("ki,kj->ij", "i=3000,j=24,k=40"),  # M-fast, one axis
+                        ("cabkd,kj->dcjba", "a=8,b=6,c=6,d=24,j=24,k=12")]:  # u0 24 against BX 16
+        assert _kernel(subs, sizes, "bfloat16").tmaps == (), subs
+    p = api.plan_for("akb,jk->jba", _shapes("akb,jk->jba", _full("akb,jk->jba")), "bfloat16", backend="cuda")
+    assert emit_step(p, p.steps[-1], "sm_80").tmaps == ()
 
 
 def test_a_heavy_box_takes_longer_a_runs():

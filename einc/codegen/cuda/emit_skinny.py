@@ -169,7 +169,7 @@ def skinny_modes_line(lay: SkinnyLayout) -> str:
 def emit_skinny(step: Step, dtypes, compute, arch: str = "sm_90") -> CudaStepKernel:
     from .emit_skinny_mma import emit_skinny_mma, skinny_mma_applies
     if skinny_mma_applies(step, dtypes, compute):  # fp16/bf16: tensor cores (skinny_mma.cuh)
-        return emit_skinny_mma(step, dtypes, compute)
+        return emit_skinny_mma(step, dtypes, compute, arch=arch)
     lay = skinny_layout(step, min_rows=1)
     assert lay is not None, "skinny_applies() first"
     N = int(np.prod([e for e, _ in lay.n], dtype=np.int64)) if lay.n else 1

@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ...ir import Step
-from .emit import VERSION, sm_count, CudaStepKernel, _assemble, _cdiv, _group_offsets, _header, _name, _types
+from .emit import VERSION, sm_count, CudaStepKernel, Tmap, _assemble, _cdiv, _group_offsets, _header, _name, _types
 
 BK = 32  # k per ring slice (two m16n8k16 k-steps); 64 also built (EINC_SKINNY_MMA_BK)
 NT = 256
@@ -34,6 +34,7 @@ BX = 0  # 0: the rule below picks the box's X extent (EINC_SKINNY_MMA_BX overrid
 B_BYTES = 32 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24)
 SMEM_PER_SM = 233472  # H100/H200: 228 KB per SM, 1 KB of it reserved per block
 MAX_STAGES = 8
+TMA = True  # sm_90: A's slices by the TMA unit where a tensor map describes them (_tma_dims); A/B runs set this
 _OPS = {"float16": ("EincMmaF16", "f16"), "bfloat16": ("EincMmaBF16", "bf16")}
 
 
@@ -64,10 +65,14 @@ def _aligned(values) -> bool:
     return all(int(v) % 8 == 0 for v in values)
 
 
-def _smem(np_, kc, bm, bx, s, kfast, order, out_item, bk=BK):
+def _smem(np_, kc, bm, bx, s, kfast, order, out_item, bk=BK, tma=False):
     by = bm // bx
     pitch = bk * 2 + 16 if kfast else bm * 2 + 16
     stage = (bm if kfast else bk) * pitch
+    if tma:  # dense swizzled boxes, the ring at a 1024-byte boundary after B's chunk
+        stage = bm * bk * 2
+        np_kc = np_ * (2 * kc + 16)
+        return _cdiv(np_kc, 1024) * 1024 + s * stage + _smem(np_, kc, bm, bx, 0, kfast, order, out_item, bk) - np_kc
     if order == 1:
         v = bx * (by + 1)
         sn = v + ((4 - v % 16) + 16) % 16
@@ -79,7 +84,29 @@ def _smem(np_, kc, bm, bx, s, kfast, order, out_item, bk=BK):
     return np_ * (2 * kc + 16) + s * stage + _cdiv(elems * out_item, 16) * 16
 
 
-def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | None = None) -> CudaStepKernel:
+def _tma_dims(lay, kfast, bx, by, bk, K):
+    """The tensor map that gives a slice of A as one box, as (extent, element stride, box)
+    per dimension in the map's order (M-fast: x [x2] k [y] [rest]; K-fast: k x [x2] [y]
+    [rest]), and the kernel's TM bits; None where no map does: tabled K, more than one rest
+    mode, an M-fast box row that is not 16-128 bytes (one axis: BX = BM), a box that would
+    straddle two x2 (u0 not a multiple of BX), a stride that is not positive, or an extent
+    past int32 (the copy's coordinates)."""
+    if len(lay.k) != 1 or len(lay.rest) > 1 or 2 * (bk if kfast else bx) not in (16, 32, 64, 128):
+        return None
+    if lay.x2 is not None and lay.x[0] % bx:
+        return None
+    xs = [(lay.x[0], lay.x[1][1], bx)] + ([(lay.x2[0], lay.x2[1][1], 1)] if lay.x2 else [])
+    kd = [(K, lay.k[0][1][1], bk)]
+    tail = ([(lay.y[0], lay.y[1][1], by)] if lay.y else []) + [(e, st[1], 1) for e, st in lay.rest]
+    dims = (kd + xs if kfast else xs + kd) + tail
+    if dims[0][1] != 1 or any(st <= 0 for _, st, _ in dims[1:]) or any(e >= 2 ** 31 for e, _, _ in dims):
+        return None
+    bits = 1 | 2 * (lay.x2 is not None) | 4 * (lay.y is not None) | 8 * bool(lay.rest)
+    return dims, bits
+
+
+def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | None = None,
+                    arch: str = "sm_90") -> CudaStepKernel:
     """The tensor-core skinny kernel for ``step`` (skinny_mma_applies() first); when it
     copies A in 16-byte pieces, ``fallback`` is its element-path twin for an A that
     arrives misaligned (``vec=False`` builds that twin)."""
@@ -142,8 +169,14 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     # faster of the two on all eight TCCG intensli cases (benchmarks/NOTES.md, session 7, call 3); the
     # last wave's fill did not predict it (akb: 0.73 at MI = 2, 0.97 at 1, MI = 2 faster)
     c = config(mi or int(os.environ.get("EINC_SKINNY_MMA_MI", 0)) or (1 if kfast else 2))
+    tm = (_tma_dims(lay, kfast, c["bx"], c["by"], bk, K)
+          if TMA and vec and int(arch.split("_")[1].rstrip("a")) >= 90 else None)
+    if tm is not None:  # the same stage count where the slack still fits (else one fewer)
+        while c["s"] > 2 and c["minb"] * (_smem(NP, KC, c["bm"], c["bx"], c["s"], kfast, order, out_item, bk,
+                                                True) + 1024) > SMEM_PER_SM:
+            c["s"] -= 1
     c["s"] = int(os.environ.get("EINC_SKINNY_MMA_S", c["s"]))
-    c["smem"] = _smem(NP, KC, c["bm"], c["bx"], c["s"], kfast, order, out_item, bk)
+    c["smem"] = _smem(NP, KC, c["bm"], c["bx"], c["s"], kfast, order, out_item, bk, tm is not None)
     tiles_x, tiles_y = _cdiv(U, c["bx"]), _cdiv(V, c["by"])
     tiles = R * tiles_x * tiles_y
     assert tiles < 2 ** 31 and K < 2 ** 31, "the kernel decodes tiles and counts k in 32 bits"
@@ -157,21 +190,34 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     # the read-out unrolled over all NP columns: 3-19% on the intensli cases; at MI = 1 (80
     # registers) it spills a few bytes but in the K-fast 16-byte kernel
     eu = int(os.environ.get("EINC_SKINNY_MMA_EU", 1 if c["mi"] == 2 or (kfast and vec) else 0))
+    tbits = tm[1] if tm else 0
     key = (VERSION, "skinny_mma", NP, c["mi"], c["bx"], c["s"], bk, eu, nt, c["minb"], flags, order, lay.ta,
-           dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
+           tbits, dtypes[0].name, compute.name, tuple(d.name for d in dtypes[1:]))
     name = _name("skinny_mma", key, dtypes)
     b = lambda v: "true" if v else "false"
-    targs = ", ".join([f"EincSkinnyMmaTile<{c['mi']}, {NP}, {c['bx']}, {c['s']}, {bk}, {eu}, {nt}>", op,
+    targs = ", ".join([f"EincSkinnyMmaTile<{c['mi']}, {NP}, {c['bx']}, {c['s']}, {bk}, {eu}, {nt}, {tbits}>", op,
                        *map(b, flags), str(order), tout, tcn])
     a_arg, b_arg = ("in0", "in1") if lay.ta == 1 else ("in1", "in0")
+    tparam, targ = (", const __grid_constant__ EincTmap tm", ", &tm") if tm else ("", "")
     spec = (f"extern \"C\" __global__ void __launch_bounds__({nt}, {c['minb']})\n"
-            f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta) {{\n"
-            f"  einc_skinny_mma<{targs}>(out, {a_arg}, {b_arg}, meta);\n}}\n")
+            f"{name}(void* out, const void* in0, const void* in1, const EincSkinnyMeta meta{tparam}) {{\n"
+            f"  einc_skinny_mma<{targs}>(out, {a_arg}, {b_arg}, meta{targ});\n}}\n")
     box = f"{c['bm']} consecutive X" if one_axis else f"{c['bx']} X x {c['by']} Y"
-    a_how = ((("16-byte cp.async pieces of 8 k, [m][k] read by ldmatrix" if kfast
-               else "16-byte cp.async pieces of 8 rows, [k][m] read by ldmatrix.trans") if vec
-             else "element loads through registers (no aligned 16-byte pieces), "
-                  + ("[m][k] read by ldmatrix" if kfast else "[k][m] read by ldmatrix.trans")))
+    tmaps = ()
+    if tm:
+        dims = tm[0]
+        row = 2 * dims[0][2]
+        swz = "NONE" if row == 16 else f"{row}B"
+        tmaps = (Tmap(lay.ta, "UINT16", tuple(e for e, _, _ in dims), tuple(2 * st for _, st, _ in dims[1:]),
+                      tuple(bx for _, _, bx in dims), swz),)
+        a_how = (f"TMA boxes {tmaps[0].box} of a {len(dims)}-d map over A (dims {tmaps[0].dims}, byte strides "
+                 f"{tmaps[0].strides}, swizzle {swz}), one thread asking, an mbarrier per stage, "
+                 + ("[m][k] read by ldmatrix" if kfast else "[k][m] read by ldmatrix.trans"))
+    else:
+        a_how = ((("16-byte cp.async pieces of 8 k, [m][k] read by ldmatrix" if kfast
+                   else "16-byte cp.async pieces of 8 rows, [k][m] read by ldmatrix.trans") if vec
+                 else "element loads through registers (no aligned 16-byte pieces), "
+                      + ("[m][k] read by ldmatrix" if kfast else "[k][m] read by ldmatrix.trans")))
     family = (f"skinny_mma (tensor cores: mma.sync m16n8k16 {tag}, fp32 accumulate): every block owns {box} "
               f"rows of one rest index and all {N} columns (padded to {NP}), {c['mi']} m16 tile(s) a warp; "
               f"A raw in a {c['s']}-stage shared ring of {bk}-k slices fed across tiles, {a_how}; "
@@ -186,8 +232,8 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
               f"{c['smem']} bytes of dynamic shared memory",
               f"metadata: EincSkinnyMeta, {8 * len(words)} bytes; {ntab} offset table(s)"]
     header = _header(step, family, dtypes, compute, modes_line, launch)
-    source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "mma.cuh", "skinny_mma.cuh"], spec)
+    source = _assemble(header, ["common.cuh", "gett.cuh", "skinny.cuh", "mma.cuh", "copy_tma.cuh", "skinny_mma.cuh"], spec)
     aligned = (lay.ta,) if vec else ()
-    fallback = emit_skinny_mma(step, dtypes, compute, vec=False, mi=c["mi"]) if vec else None
+    fallback = emit_skinny_mma(step, dtypes, compute, vec=False, mi=c["mi"], arch=arch) if vec else None
     return CudaStepKernel(name, source, key, (grid, 1, 1), (nt, 1, 1), c["smem"], tuple(tables), 8 * len(words),
-                          tuple(words), aligned, fallback)
+                          tuple(words), aligned, fallback, tmaps=tmaps)

@@ -52,9 +52,14 @@
 #include "common.cuh"
 #include "skinny.cuh"
 #include "mma.cuh"
+#include "copy_tma.cuh"
 
-template <int MI_, int NP_, int BX_, int S_, int BK_ = 32, int EU_ = 0, int NT_ = 256> struct EincSkinnyMmaTile {
+template <int MI_, int NP_, int BX_, int S_, int BK_ = 32, int EU_ = 0, int NT_ = 256, int TM_ = 0>
+struct EincSkinnyMmaTile {
   static constexpr int MI = MI_, NP = NP_, BX = BX_, S = S_, BK = BK_, NT = NT_;
+  // TM (sm_90): A's slices come whole from the TMA unit, one box of a tensor map over A each;
+  // 0: threads copy them. Else bits: 1 | 2 (x2 is a map dimension) | 4 (y) | 8 (one rest mode)
+  static constexpr int TM = TM_;
   static constexpr bool EU = EU_ != 0;  // read-out over all NP columns unrolled (its loads overlap)
   static constexpr int BM = MI * NT / 2, BY = BM / BX, NI = NP / 8;  // 16 MI rows a warp
   static_assert(NT == 256 || NT == 512, "8 or 16 warps");
@@ -65,10 +70,26 @@ template <int MI_, int NP_, int BX_, int S_, int BK_ = 32, int EU_ = 0, int NT_ 
 };
 
 // The A ring's stage layout (bytes): M-fast [BK][BM] + pad, K-fast [BM][BK] + pad.
+// TM: the TMA box as it lands, dense and swizzled: M-fast [BY][BK][BX] (rows of BX), K-fast
+// [BY][BX][BK] (rows of BK), the 16-byte chunk c of a row at c ^ (address bits 7.. under the
+// row's span: the map's SWIZZLE_32B/64B/128B; rows of 16 bytes need none), so that the eight
+// rows one ldmatrix phase reads (8 k of one M-fast chunk, 8 rows of one K-fast chunk) fall
+// in distinct bank groups. Stages are 1024-byte aligned (the swizzle's period).
 template <class Cfg, bool KFAST> struct EincSkinnyMmaRing {
+  static constexpr bool T = Cfg::TM != 0;
+  static constexpr int RB = KFAST ? Cfg::BK * 2 : Cfg::BX * 2;  // TM: a box row's bytes
+  static constexpr int SWM = RB >= 32 ? RB / 16 - 1 : 0;
+  static_assert(!T || (RB >= 16 && RB <= 128 && (RB & (RB - 1)) == 0), "TMA rows of 16-128 bytes");
   static constexpr int PITCH = KFAST ? Cfg::BK * 2 + 16 : Cfg::BM * 2 + 16;
-  static constexpr int STAGE = (KFAST ? Cfg::BM : Cfg::BK) * PITCH;
-  static __device__ __forceinline__ int at(int m, int k) { return KFAST ? m * PITCH + 2 * k : k * PITCH + 2 * m; }
+  static constexpr int STAGE = T ? Cfg::BM * Cfg::BK * 2 : (KFAST ? Cfg::BM : Cfg::BK) * PITCH;
+  static __device__ __forceinline__ int at(int m, int k) {
+    if constexpr (T) {
+      const int lin = KFAST ? m * RB + 2 * k : (m / Cfg::BX) * (Cfg::BK * RB) + k * RB + 2 * (m % Cfg::BX);
+      return lin ^ (((lin >> 7) & SWM) << 4);
+    } else {
+      return KFAST ? m * PITCH + 2 * k : k * PITCH + 2 * m;
+    }
+  }
 };
 
 // The C staging area (elements of TOut): (x_l, y_l, n) at n SN + x_l SX + y_l SY.
@@ -87,13 +108,23 @@ __device__ __forceinline__ void einc_smma_cp16(unsigned dst, const void* src, in
   asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 #endif
 }
+// Wait until the mbarrier at `bar` completes the phase of parity `parity` (TM's full stages).
+__device__ __forceinline__ void einc_smma_wait(unsigned bar, unsigned parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred p;\n EINC_SMMA_WAIT:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra EINC_SMMA_WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+#endif
+}
 __device__ __forceinline__ void einc_smma_st16(unsigned dst, unsigned short v) {
   asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v));
 }
 
 template <class Cfg, class Op, bool KFAST, bool VEC, bool TAB_K, bool B_KFAST, int ORDER, class TOut, class TC>
 __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const void* __restrict__ a_ptr,
-                                                const void* __restrict__ b_ptr, const EincSkinnyMeta& p) {
+                                                const void* __restrict__ b_ptr, const EincSkinnyMeta& p,
+                                                const EincTmap* tma = nullptr) {
   constexpr int NT = Cfg::NT, BM = Cfg::BM, BX = Cfg::BX, BY = Cfg::BY, BK = Cfg::BK, S = Cfg::S;
   constexpr int MI = Cfg::MI, NI = Cfg::NI, NP = Cfg::NP;
   using Ring = EincSkinnyMmaRing<Cfg, KFAST>;
@@ -106,8 +137,13 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
   const int KC = static_cast<int>(p.kc);
   const int PB = 2 * KC + 16;  // B row pitch, bytes
   const unsigned s0 = static_cast<unsigned>(__cvta_generic_to_shared(einc_smem));
-  const unsigned sB = s0, sR = s0 + NP * PB;
-  TOut* const Cs = reinterpret_cast<TOut*>(einc_smem + NP * PB + S * Ring::STAGE);
+  constexpr bool TM = Cfg::TM != 0;
+  // the ring after B's chunk (TM: at the next 1024-byte boundary; the emitter counts the slack)
+  const unsigned ring = TM ? ((s0 + NP * PB + 1023u) & ~1023u) - s0 : NP * PB;
+  const unsigned sB = s0, sR = s0 + ring;
+  TOut* const Cs = reinterpret_cast<TOut*>(einc_smem + ring + S * Ring::STAGE);
+  __shared__ __align__(8) unsigned long long einc_smma_full[TM ? S : 1];  // TM: stage s landed
+  const unsigned sBar = static_cast<unsigned>(__cvta_generic_to_shared(einc_smma_full));
 
   const unsigned short* __restrict__ A = static_cast<const unsigned short*>(a_ptr);
   const unsigned short* __restrict__ B = static_cast<const unsigned short*>(b_ptr);
@@ -154,7 +190,7 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
   int l_bytes = 0;    // VEC M-fast: bytes of the piece in range (0: none)
   const int K32 = static_cast<int>(p.K);  // (the emitter keeps K below 2^31)
   auto l_setup = [&]() {
-    if (l_item >= tiles) return;
+    if (TM || l_item >= tiles) return;
     long long x0, y0, r;
     decode(l_item, x0, y0, r);
     const long long ar = __ldg(p.ra + r);
@@ -177,7 +213,30 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
     if (l_item >= tiles || nk == 0) return;
     const unsigned dst0 = sR + stage * Ring::STAGE;
     const int kb = l_kt * BK;
-    if constexpr (VEC && KFAST) {
+    if constexpr (TM) {
+      // one thread asks the TMA unit for the slice's box (coordinates in the map's order:
+      // M-fast x [x2] k [y] [rest], K-fast k x [x2] [y] [rest]); it zero-fills past every end
+      if (tid == 0) {
+        constexpr bool X2 = Cfg::TM & 2, HY = Cfg::TM & 4, HR = Cfg::TM & 8;
+        constexpr int RANK = 2 + X2 + HY + HR;
+        long long x0, y0, r;
+        decode(l_item, x0, y0, r);
+        const unsigned fx = static_cast<unsigned>(x0), u0 = static_cast<unsigned>(p.u0);
+        int c[5], d = 0;
+        if constexpr (KFAST) c[d++] = kb;
+        c[d++] = static_cast<int>(X2 ? fx % u0 : fx);
+        if constexpr (X2) c[d++] = static_cast<int>(fx / u0);
+        if constexpr (!KFAST) c[d++] = kb;
+        if constexpr (HY) c[d++] = static_cast<int>(y0);
+        if constexpr (HR) c[d++] = static_cast<int>(r);
+        const unsigned bar = sBar + 8 * stage;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                     "r"(static_cast<unsigned>(Ring::STAGE)) : "memory");
+        einc_copy_tma_load<RANK>(dst0, tma, c, bar);
+#endif
+      }
+    } else if constexpr (VEC && KFAST) {
       const int left = K32 - (kb + lk0), nb = left <= 0 ? 0 : left >= 8 ? 16 : 2 * left;
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
@@ -229,6 +288,14 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
     }
   };
 
+  if constexpr (TM) {
+    if (tid == 0) {
+#pragma unroll
+      for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(sBar + 8 * s) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+    }
+    __syncthreads();
+  }
   l_setup();
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
@@ -236,6 +303,7 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
     einc_cp_commit();  // empty groups keep the count uniform
   }
   int stage = 0, lstage = S - 1;  // compute's stage, the next issue's
+  unsigned phase = 0;             // TM: the parity stage `stage` completes next
 
   const int g = lane >> 2, t = lane & 3;
   const int wm0 = warp * 16 * MI;
@@ -252,7 +320,10 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
     for (int kt = 0; kt < nk; ++kt) {
-      einc_cp_wait<S - 2>();
+      if constexpr (TM)
+        einc_smma_wait(sBar + 8 * stage, phase);  // slice g's box landed (acquires its bytes)
+      else
+        einc_cp_wait<S - 2>();
       __syncthreads();
       const int chunk = kt * BK / KC;
       if (chunk != b_chunk || b_rest != b_rest_loaded) {  // block-uniform
@@ -290,6 +361,7 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
           for (int j = 0; j < NI; ++j) Op::mma(acc[i][j], af[i], &bf[ks / 2][j][2 * (ks % 2)]);
       }
       stage = stage == S - 1 ? 0 : stage + 1;
+      phase ^= stage == 0;
     }
 
     // ---- epilogue ----
