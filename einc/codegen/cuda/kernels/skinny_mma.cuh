@@ -27,6 +27,12 @@
 //    cp.async pieces, 8 rows of one k (M-fast: with an x2 the emitter keeps u0 a multiple
 //    of 8, so a piece never straddles two x runs) or 8 k of one row (K-fast), zero-filled
 //    past X's or K's end (src-size < 16).
+//  - TM (sm_90, VEC and a tensor map describes the slice: one K mode, at most one rest mode,
+//    box rows of 16-128 bytes, no box straddling two x2): thread 0 asks the TMA unit for the
+//    slice as one box (expect_tx on the stage's mbarrier); it lands dense and swizzled
+//    (EincSkinnyMmaRing), zero-filled past every end, and the other threads compute no
+//    address. Each thread waits on the stage's mbarrier (parity = pass over the ring)
+//    instead of its own cp.async group; the barrier that follows keeps the WAR order.
 //  - otherwise element loads through registers into the same layout (misaligned views,
 //    odd strides, tabled K-fast K): correct, not fast.
 //  k past K is zero in both (B's rows there are zero too, but 0 * stale NaN is NaN).
