@@ -23,9 +23,11 @@ if awk "BEGIN{exit !($GAIN < 0.99)}"; then
 fi
 echo "--- sanitizers $((SECONDS-T0))s"
 for tool in memcheck racecheck; do
-  echo -n "$tool akbc: "; timeout 45 compute-sanitizer --tool $tool --report-api-errors no python3 scripts/sk_ncu_case.py 'akbc,jk->cjba:a=16,b=10,c=24,j=24,k=20' bfloat16 2>&1 | tail -1
+  echo -n "$tool akbc: "; timeout 45 compute-sanitizer --tool $tool --report-api-errors no python3 scripts/sk_ncu_case.py 'akbc,jk->cjba:a=48,b=10,c=32,j=24,k=40' bfloat16 2>&1 | tail -1
 done
-echo -n "memcheck abk: "; timeout 45 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/sk_ncu_case.py 'abk,kj->bja:a=40,b=37,j=7,k=17' bfloat16 2>&1 | tail -1
+for c in 'abk,kj->bja:a=200,b=37,j=24,k=40' 'cabkd,kj->dcjba:a=8,b=6,c=6,d=16,j=24,k=52'; do
+  echo -n "memcheck $c: "; timeout 45 compute-sanitizer --tool memcheck --report-api-errors no python3 scripts/sk_ncu_case.py "$c" bfloat16 2>&1 | tail -1
+done
 echo "--- ncu $((SECONDS-T0))s"
 timeout 90 ncu -k regex:einc_skinny_mma --launch-skip 1 --launch-count 1 --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct python3 scripts/sk_ncu_case.py 'akb,jk->jba:a=384,b=384,j=24,k=384' bfloat16 2>&1 | grep -E "einc_skinny|duration|throughput|hit_rate|stalled" | head -12
 echo "done $((SECONDS-T0))s"
