@@ -53,6 +53,13 @@ EDGES = [
     ("jk,akb->jba", "a=40,b=48,j=24,k=40", "small group on the M side: swapped"),
 ]
 MISALIGNED = [c for c in INTENSLI[:2] + INTENSLI[5:6]]
+# TMA boxes (sm_90) cut by every end: ragged X, Y and K, x2 and rest dimensions, K-fast
+TMA_EDGES = [
+    ("akb,jk->jba", "a=60,b=200,j=24,k=100", "M-fast, X 200 / 16, Y 60 / 16, K 100 / 32"),
+    ("abk,kj->bja", "a=200,b=37,j=24,k=40", "K-fast, X 200 / 32, Y 37 / 4, K 40 / 32"),
+    ("akbc,jk->cjba", "a=20,b=6,c=48,j=24,k=40", "M-fast, X folds b (u0 48), Y 20 / 16"),
+    ("cabkd,kj->dcjba", "a=8,b=6,c=6,d=16,j=7,k=52", "five dimensions, N = 7, K 52 / 32"),
+]
 FULL = {"akb,jk->jba": "a=384,b=384,j=24,k=384", "abk,kj->bja": "a=384,b=376,j=24,k=384",
         "akbc,jk->cjba": "a=96,b=84,c=96,j=24,k=96", "abkc,kj->cbja": "a=96,b=84,c=96,j=24,k=84",
         "cabk,kj->cjba": "a=96,b=84,c=84,j=24,k=96", "cabkd,kj->dcjba": "a=48,b=36,c=36,d=48,j=24,k=36",
@@ -233,6 +240,14 @@ def test_gpu_edges(small, subs, sizes, what, dtype):
 @pytest.mark.parametrize("subs,sizes,what", MISALIGNED, ids=[c[2] for c in MISALIGNED])
 def test_gpu_misaligned_views_take_the_element_twin(small, subs, sizes, what, dtype):
     _run(subs, sizes, dtype, misaligned=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("subs,sizes,what", TMA_EDGES, ids=[c[2] for c in TMA_EDGES])
+def test_gpu_tma_boxes_at_ragged_ends(small, subs, sizes, what, dtype):
+    assert _kernel(subs, sizes, dtype).tmaps, "takes the TMA slices"
+    _run(subs, sizes, dtype)
 
 
 @pytest.mark.gpu
