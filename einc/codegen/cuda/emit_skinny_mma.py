@@ -72,10 +72,9 @@ def _smem(np_, kc, bm, bx, s, kfast, order, out_item, bk=BK, tma=False):
     by = bm // bx
     pitch = bk * 2 + 16 if kfast else bm * 2 + 16
     stage = (bm if kfast else bk) * pitch
-    if tma:  # dense swizzled boxes, the ring at a 1024-byte boundary after B's chunk
-        stage = bm * bk * 2
-        np_kc = np_ * (2 * kc + 16)
-        return _cdiv(np_kc, 1024) * 1024 + s * stage + _smem(np_, kc, bm, bx, 0, kfast, order, out_item, bk) - np_kc
+    if tma:  # dense swizzled boxes; the ring at the first 1024-byte boundary after B's chunk,
+        # up to 1023 bytes past it (the dynamic base's own alignment is not known here)
+        return _smem(np_, kc, bm, bx, 0, kfast, order, out_item, bk) + 1024 + s * bm * bk * 2
     if order == 1:
         v = bx * (by + 1)
         sn = v + ((4 - v % 16) + 16) % 16
