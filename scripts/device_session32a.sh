@@ -8,7 +8,7 @@ T0=$SECONDS
 nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 90 python3 -m pytest -q -n 8 -m gpu -p no:cacheprovider tests/test_skinny_mma.py 2>&1 | grep -E "^(FAILED|E  )|passed|failed" | head -12
 echo "--- A/B $((SECONDS-T0))s"
-ROUNDS=5 timeout 170 python3 scripts/ab_modes.py einc.codegen.cuda.emit_skinny_mma.TMA 1,0 bfloat16 \
+ROUNDS=4 timeout 150 python3 scripts/ab_modes.py einc.codegen.cuda.emit_skinny_mma.TMA 1,0 bfloat16 \
   'akb,jk->jba:a=384,b=384,j=24,k=384' 'abk,kj->bja:a=384,b=376,j=24,k=384' \
   'akbc,jk->cjba:a=96,b=84,c=96,j=24,k=96' 'abkc,kj->cbja:a=96,b=84,c=96,j=24,k=84' \
   'cabk,kj->cjba:a=96,b=84,c=84,j=24,k=96' 'cabkd,kj->dcjba:a=48,b=36,c=36,d=48,j=24,k=36' \
