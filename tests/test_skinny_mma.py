@@ -126,6 +126,7 @@ def test_sm90_slices_come_by_tma_where_a_map_describes_them(small):
     (M-fast) or k x [x2] [y] [rest] (K-fast) with A's byte strides, the box is BX x BK x BY,
     and the swizzle spans one box row. Tabled K, an M-fast single axis (rows of BM), an x2
     that a box would straddle, and sm_80 keep the threads' copies."""
+    small.setattr(emit_skinny_mma, "TMA", True)
     k = _kernel("akb,jk->jba", _full("akb,jk->jba"), "bfloat16")
     (tm,) = k.tmaps
     assert (tm.ptr, tm.dims, tm.strides, tm.box, tm.swizzle) == (1, (384, 384, 384), (768, 294912), (32, 32, 8), "64B")
@@ -246,6 +247,7 @@ def test_gpu_misaligned_views_take_the_element_twin(small, subs, sizes, what, dt
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("subs,sizes,what", TMA_EDGES, ids=[c[2] for c in TMA_EDGES])
 def test_gpu_tma_boxes_at_ragged_ends(small, subs, sizes, what, dtype):
+    small.setattr(emit_skinny_mma, "TMA", True)
     assert _kernel(subs, sizes, dtype).tmaps, "takes the TMA slices"
     _run(subs, sizes, dtype)
 
