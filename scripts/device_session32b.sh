@@ -6,7 +6,7 @@ set -u
 source scripts/device_env.sh
 T0=$SECONDS
 nvidia-smi --query-gpu=name --format=csv,noheader
-timeout 80 python3 -m pytest -q -n 8 -m gpu -p no:cacheprovider tests/test_skinny_mma.py 2>&1 | grep -E "^(FAILED|E  )|passed|failed" | head -12
+EINC_SKINNY_MMA_TMA=1 timeout 80 python3 -m pytest -q -n 8 -m gpu -p no:cacheprovider tests/test_skinny_mma.py 2>&1 | grep -E "^(FAILED|E  )|passed|failed" | head -12
 echo "--- A/B $((SECONDS-T0))s"
 ROUNDS=4 timeout 120 python3 scripts/ab_modes.py einc.codegen.cuda.emit_skinny_mma.TMA 1,0 bfloat16 \
   'akb,jk->jba:a=384,b=384,j=24,k=384' 'abk,kj->bja:a=384,b=376,j=24,k=384' \
