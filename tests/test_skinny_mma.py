@@ -148,6 +148,77 @@ def test_sm90_slices_come_by_tma_where_a_map_describes_them(small):
     assert emit_step(p, p.steps[-1], "sm_80").tmaps == ()
 
 
+def _tma_walk(k):
+    """Every element of a sample of TMA boxes (the first and last tiles, the first and last
+    slices) as the kernel asks for it: (in the map's bounds, element offset through the map)
+    beside (in the box, offset) by the threads' own addressing (meta fields and rest table,
+    the cp.async path's a_row + k offset)."""
+    w, (tm,) = k.words, k.tmaps
+    U, V, _, K, R, tiles_x, tiles_y, a_x, a_y, _, _, a_k, _, _, u0, a_x2 = w[:16]
+    ra = np.asarray(k.tables[0])
+    bx, bk, (kfast, *_), bits = k.key[4], k.key[6], k.key[10], k.key[13]
+    bm = k.key[3] * k.block[0] // 2
+    by = bm // bx
+    x2, hy, hr = bool(bits & 2), bool(bits & 4), bool(bits & 8)
+    strides = [1] + [st // 2 for st in tm.strides]
+    per_rest = tiles_x * tiles_y
+    tiles = per_rest * R
+    nk = -(-K // bk)
+    for t in sorted({*range(min(tiles, 40)), *range(max(0, tiles - 40), tiles)}):
+        r, rem = divmod(t, per_rest)
+        ty, tx = divmod(rem, tiles_x)
+        x0, y0 = tx * bx, ty * by
+        for kt in sorted({0, nk - 1}):
+            kb = kt * bk
+            c = ([kb] if kfast else []) + [x0 % u0 if x2 else x0] + ([x0 // u0] if x2 else []) \
+                + ([] if kfast else [kb]) + ([y0] if hy else []) + ([r] if hr else [])
+            assert len(c) == len(tm.dims)
+            for m in range(bm):
+                xl, yl = m % bx, m // bx
+                for kl in range(bk):
+                    b = ([kl] if kfast else []) + [xl] + ([0] if x2 else []) + ([] if kfast else [kl]) \
+                        + ([yl] if hy else []) + ([0] if hr else [])
+                    at = [ci + bi for ci, bi in zip(c, b)]
+                    inside = all(a < d for a, d in zip(at, tm.dims))
+                    x, y, kk = x0 + xl, y0 + yl, kb + kl
+                    ref_in = x < U and y < V and kk < K
+                    xoff = (x % u0) * a_x + (x // u0) * a_x2 if u0 != U else x * a_x
+                    yield (inside, sum(a * st for a, st in zip(at, strides)) if inside else None,
+                           ref_in, int(ra[r]) + xoff + y * a_y + kk * a_k if ref_in else None)
+
+
+@pytest.mark.parametrize("subs,sizes", [(c[0], c[1]) for c in TMA_EDGES] + [
+    ("akb,jk->jba", _full("akb,jk->jba")), ("dabkc,kj->cdbja", _full("dabkc,kj->cdbja")),
+    ("bik,bkj->bij", "b=3,i=700,j=20,k=24"), ("ik,kj->ij", "i=3000,j=24,k=40")])
+def test_the_tma_map_reaches_what_the_copies_read(small, subs, sizes):
+    """The tensor map and the kernel's box coordinates (M-fast x [x2] k [y] [rest], K-fast
+    k x [x2] [y] [rest]) against skinny's own addressing, element by element: the same
+    elements in bounds (the map's zero fill is the copies' zero fill past X, Y and K) at the
+    same offsets in A, the rest table, the x2 fold and ragged ends included."""
+    small.setattr(emit_skinny_mma, "TMA", True)
+    k = _kernel(subs, sizes, "bfloat16")
+    assert k.tmaps
+    n = 0
+    for inside, off, ref_in, ref in _tma_walk(k):
+        assert (inside, off) == (ref_in, ref)
+        n += 1
+    assert n > 0
+
+
+@pytest.mark.parametrize("rb", [16, 32, 64, 128])
+def test_swizzled_rows_put_each_ldmatrix_phase_in_eight_bank_groups(rb):
+    """EincSkinnyMmaRing's TMA layout (rows of rb bytes, the 16-byte chunk c at c ^ address
+    bits 7.. under the row's span): the eight rows one ldmatrix phase reads -- 8 k at one
+    M-fast chunk (.trans), or 8 rows at one K-fast chunk -- fall in distinct bank groups."""
+    swm = rb // 16 - 1 if rb >= 32 else 0
+    swz = lambda lin: lin ^ (((lin >> 7) & swm) << 4)
+    bk = 32
+    for base_row in range(0, 4 * bk, 8):  # M-fast: rows are k (of one y); K-fast: rows are m
+        for chunk in range(rb // 16):
+            groups = {(swz(row * rb + 16 * chunk) >> 4) & 7 for row in range(base_row, base_row + 8)}
+            assert len(groups) == 8, (rb, base_row, chunk)
+
+
 def test_a_heavy_box_takes_longer_a_runs():
     """C stored along Y (order 1) in runs of BY, A read in runs of BX: where C is small beside
     A (N <= K / 8, intensli akb) the box doubles BX (32 x 8 at 256 rows); elsewhere BY stays
