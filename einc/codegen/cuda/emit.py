@@ -298,6 +298,11 @@ def _header(step, family_line, dtypes, compute, modes_line, launch_lines, acc: s
     return "\n".join(lines) + "\n"
 
 
+def tma_arch(arch: str) -> bool:
+    """Whether ``arch`` ("sm_90", "sm_90a", ...) has the TMA unit (bulk tensor copies): sm_90 on."""
+    return int(arch.split("_")[1].rstrip("a")) >= 90
+
+
 def _assemble(header: str, files, spec: str) -> str:
     parts = [header]
     # cp.async's L2 prefetch size (common.cuh, EINC_L2_HINT): 128 bytes for every family.

@@ -27,7 +27,7 @@ import os
 import numpy as np
 
 from ...ir import Step
-from .emit import VERSION, sm_count, CudaStepKernel, Tmap, _assemble, _cdiv, _group_offsets, _header, _name, _types
+from .emit import VERSION, sm_count, tma_arch, CudaStepKernel, Tmap, _assemble, _cdiv, _group_offsets, _header, _name, _types
 
 BK = 32  # k per ring slice (two m16n8k16 k-steps); 64 also built (EINC_SKINNY_MMA_BK)
 NT = 256
@@ -173,7 +173,7 @@ def emit_skinny_mma(step: Step, dtypes, compute, vec: bool = True, mi: int | Non
     # last wave's fill did not predict it (akb: 0.73 at MI = 2, 0.97 at 1, MI = 2 faster)
     c = config(mi or int(os.environ.get("EINC_SKINNY_MMA_MI", 0)) or (1 if kfast else 2))
     tm = (_tma_dims(lay, kfast, c["bx"], c["by"], bk, K)
-          if TMA and vec and int(arch.split("_")[1].rstrip("a")) >= 90 else None)
+          if TMA and vec and tma_arch(arch) else None)
     if tm is not None:  # the same stage count where the slack still fits (else one fewer)
         while c["s"] > 2 and c["minb"] * (_smem(NP, KC, c["bm"], c["bx"], c["s"], kfast, order, out_item, bk,
                                                 True) + 1024) > SMEM_PER_SM:

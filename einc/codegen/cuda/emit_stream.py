@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import EincError
 from ...ir import Step
-from .emit import (C_LEAD_RATIO, sm_count, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
+from .emit import (C_LEAD_RATIO, sm_count, tma_arch, VERSION, CudaStepKernel, _assemble, _cdiv, _gett_applies,
                    _has_unit, _header, _name, _types, emit_step, gett_layout)
 from .emit_skinny import SMEM_PER_SM
 
@@ -212,7 +212,7 @@ def c_box_tiling(step: Step, out_itemsize: int, arch: str = "sm_90"):
     the threads' 16-byte runs are cheap: 67 against 73 us with boxes (22d)."""
     from .cbox import c_boxes
     plain = gett_layout(step, BM, BN, metadata=False)
-    if not BOX_STORE or int(arch.split("_")[1].rstrip("a")) < 90 or not plain.tabled["m"]:
+    if not BOX_STORE or not tma_arch(arch) or not plain.tabled["m"]:
         return None
     return c_boxes(plain, out_itemsize, BM, BN)
 

@@ -273,6 +273,24 @@ template <class S0, class... Rest> struct EincTypes<S0, Rest...> {
   static constexpr int max_size = (int)sizeof(S0) > rest ? (int)sizeof(S0) : rest;
 };
 
+// mbarriers (shared::cta addresses; sm_90): wgmma's pipeline, copy_tma's and skinny_mma's
+// TMA stages. einc_mbar_wait spins until the phase of parity `parity` has completed.
+__device__ __forceinline__ void einc_mbar_init(unsigned bar, unsigned count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void einc_mbar_wait(unsigned bar, unsigned parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred p;\n EINC_MBAR_WAIT:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra EINC_MBAR_WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+#endif
+}
+
 // A CUtensorMap (TMA), passed by value as a __grid_constant__ kernel parameter (the host
 // encodes it: runtime/cuda.py encode_tmap); wgmma's operand and C maps, stream_mma's C boxes.
 struct alignas(64) EincTmap {

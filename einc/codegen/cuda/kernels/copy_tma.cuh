@@ -78,7 +78,7 @@ __device__ __forceinline__ void einc_copy_tma(const EincCopyTmaps* tm, const Ein
   const unsigned bar0 = static_cast<unsigned>(__cvta_generic_to_shared(full));
   const unsigned stage = static_cast<unsigned>(p.stage), bytes = static_cast<unsigned>(p.box_bytes);
 #pragma unroll
-  for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar0 + 8 * s) : "memory");
+  for (int s = 0; s < S; ++s) einc_mbar_init(bar0 + 8 * s, 1);
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // the inits, visible to the copy engine
   auto load = [&](long long i) {
     const int s = static_cast<int>(i % S);
@@ -91,10 +91,7 @@ __device__ __forceinline__ void einc_copy_tma(const EincCopyTmaps* tm, const Ein
   for (long long i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % S);
     const unsigned parity = static_cast<unsigned>((i / S) & 1), bar = bar0 + 8 * s;
-    asm volatile(
-        "{\n .reg .pred p;\n EINC_COPY_TMA_WAIT:\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-        " @!p bra EINC_COPY_TMA_WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+    einc_mbar_wait(bar, parity);
     int c[5];
     einc_copy_tma_coords<RANK>(blockIdx.x + i * gridDim.x, p, c);
     einc_tma_store<RANK>(&tm->dst, c, base + s * stage);

@@ -114,15 +114,6 @@ __device__ __forceinline__ void einc_smma_cp16(unsigned dst, const void* src, in
   asm volatile("cp.async.cg.shared.global" EINC_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 #endif
 }
-// Wait until the mbarrier at `bar` completes the phase of parity `parity` (TM's full stages).
-__device__ __forceinline__ void einc_smma_wait(unsigned bar, unsigned parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n .reg .pred p;\n EINC_SMMA_WAIT:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra EINC_SMMA_WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
-#endif
-}
 __device__ __forceinline__ void einc_smma_st16(unsigned dst, unsigned short v) {
   asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v));
 }
@@ -297,7 +288,7 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
   if constexpr (TM) {
     if (tid == 0) {
 #pragma unroll
-      for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(sBar + 8 * s) : "memory");
+      for (int s = 0; s < S; ++s) einc_mbar_init(sBar + 8 * s, 1);
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
     }
     __syncthreads();
@@ -327,7 +318,7 @@ __device__ __forceinline__ void einc_skinny_mma(void* __restrict__ out, const vo
 
     for (int kt = 0; kt < nk; ++kt) {
       if constexpr (TM)
-        einc_smma_wait(sBar + 8 * stage, phase);  // slice g's box landed (acquires its bytes)
+        einc_mbar_wait(sBar + 8 * stage, phase);  // slice g's box landed (acquires its bytes)
       else
         einc_cp_wait<S - 2>();
       __syncthreads();

@@ -85,18 +85,7 @@ __device__ __forceinline__ void einc_fence_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-// mbarriers (shared::cta addresses) for the warp-specialised pipeline
-__device__ __forceinline__ void einc_mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void einc_mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred p;\n EINC_MBAR_WAIT:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra EINC_MBAR_WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
+// mbarriers (shared::cta addresses) for the warp-specialised pipeline (init and wait: common.cuh)
 __device__ __forceinline__ void einc_mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
