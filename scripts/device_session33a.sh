@@ -27,4 +27,12 @@ for dt in bfloat16 float32; do
 done
 echo "--- bench $((SECONDS-T0))s"
 timeout 170 python3 -m einc bench --backend cuda 2>&1 | grep -v Warn | grep -E "einc /|einc [0-9]|cached|saved"
+echo "--- ncu akb, TMA on / off $((SECONDS-T0))s"
+M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__grid_size,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,lts__t_sectors_srcunit_tex_op_write.sum,dram__bytes_write.sum,dram__bytes_read.sum
+for t in 1 0; do
+  echo "=== TMA=$t"
+  EINC_SKINNY_MMA_TMA=$t timeout 45 ncu --clock-control none -k regex:einc_skinny --launch-skip 2 --launch-count 1 --metrics $M \
+    python3 scripts/sk_ncu_case.py 'akb,jk->jba:a=384,b=384,j=24,k=384' bfloat16 2>&1 \
+    | grep -E "duration|pct|registers|grid_size|stalled|bytes|sectors" | sed -e 's/  */ /g' -e 's/smsp__average_warps_issue_stalled_//' -e 's/_per_issue_active.ratio//'
+done
 echo "done $((SECONDS-T0))s"
