@@ -187,6 +187,9 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     print(f"    einc {te / t:.2f}x torch.einsum")
     del X
 
+    # 2d. the intensli group against the copy roofline, per dtype
+    ok &= _intensli_rows(torch, einc, record, repeat)
+
     # 3. cached-call overhead: an 8x8 einsum on device arrays, wall clock per call
     a = torch.randn(8, 8, device="cuda")
     for _ in range(100):
@@ -227,17 +230,78 @@ def run_cuda_bench(save=True, repeat=20) -> int:
     rows.append({"case": "compile gett", "cold_seconds": cold, "disk_hit_seconds": warm})
 
     if save:
-        import subprocess
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True).stdout.strip()
-        out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / f"cuda-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        path.write_text(json.dumps({"device": dev, "driver": driver, "nvrtc": nvrtc_version(),
-                                    "timing": "CUDA events, medians; einc and its anchors sampled in turn",
-                                    "torch": torch.__version__, "einc": einc.__version__, "rows": rows}, indent=1))
-        print(f"saved {path}")
+        _save("cuda", torch, einc, rows)
     return 0 if ok else 1
+
+
+def _intensli_rows(torch, einc, record, repeat, dtypes=("bfloat16", "float32")) -> bool:
+    """TCCG-24's intensli group (GETTs with N = 24: bandwidth-bound) against the copy roofline:
+    each case's samples in turn with a device-to-device copy of its largest operand (the
+    bandwidth it is measured against, in the same run) and torch.einsum; 5 calls a sample on
+    inputs rotated past L2, so a call's host time hides under its predecessor's kernel."""
+    ok = True
+    for dtype in dtypes:
+        tdt = getattr(torch, dtype)
+        item = torch.empty((), dtype=tdt).element_size()
+        fracs = []
+        for group, _, subs, sizes, _, _ in load_tccg24():
+            if group != "intensli":
+                continue
+            geo = case_geometry(subs, sizes, item)
+            sets = _rotations(torch, lambda: [torch.randn(s, device="cuda", dtype=tdt) for s in geo["shapes"]],
+                              geo["bytes"])
+            k, big = len(sets), max(range(len(geo["shapes"])), key=lambda j: math.prod(geo["shapes"][j]))
+            dst = torch.empty_like(sets[0][big])
+            ref = torch.einsum(subs, *sets[0])
+            good = bool(torch.allclose(einc.einsum(subs, *sets[0]).double(), ref.double(), rtol=TOLERANCE[dtype],
+                                       atol=TOLERANCE[dtype] * float(ref.abs().max())))
+            ok &= good
+            (t, s), (tc, _), (te, _) = _events_interleaved(
+                torch, [lambda i: einc.einsum(subs, *sets[i % k]), lambda i: dst.copy_(sets[i % k][big]),
+                        lambda i: torch.einsum(subs, *sets[i % k])], repeat, 5)
+            bw = 2 * dst.numel() * item / tc
+            fracs.append(geo["bytes"] / t / bw)
+            record(f"intensli {subs} {DTYPES[dtype]}", geo["flops"], geo["bytes"], t,
+                   {"copy": tc, "torch.einsum": te}, s)
+            print(f"    {geo['bytes'] / t / 1e12:.2f} TB/s = {fracs[-1]:.2f} of the copy ({bw / 1e12:.2f} TB/s); "
+                  f"{te / t:.2f}x torch.einsum{'' if good else '   WRONG RESULT'}")
+        print(f"intensli {DTYPES[dtype]}: {min(fracs):.2f}-{max(fracs):.2f} of the copy roofline, "
+              f"geometric mean {math.exp(sum(map(math.log, fracs)) / len(fracs)):.2f}")
+    return ok
+
+
+def run_intensli(save=True, repeat=20) -> int:
+    """`einc bench --backend cuda --suite intensli`: the main bench's intensli section alone."""
+    import torch
+    import einc
+    rows = []
+
+    def record(name, flops, nbytes, t, anchors, samples):
+        rows.append({"case": name, "seconds": t, "anchors": anchors, "flops": flops, "bytes": nbytes,
+                     "tbps": nbytes / t / 1e12, "samples": samples})
+        print(f"{name:<34}{t * 1e6:>10.1f}us {nbytes / t / 1e12:7.2f} TB/s   "
+              + "  ".join(f"{a}={v * 1e6:.1f}us" for a, v in anchors.items()))
+
+    print(f"device: {torch.cuda.get_device_name()}")
+    ok = _intensli_rows(torch, einc, record, repeat)
+    if save:
+        _save("intensli", torch, einc, rows)
+    return 0 if ok else 1
+
+
+def _save(kind, torch, einc, rows) -> Path:
+    import subprocess
+    from .runtime.cuda import nvrtc_version
+    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                            capture_output=True, text=True).stdout.strip()
+    out = Path(os.environ.get("EINC_RESULTS_DIR", "benchmarks/results"))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps({"device": torch.cuda.get_device_name(), "driver": driver, "nvrtc": nvrtc_version(),
+                                "timing": "CUDA events, medians; einc and its anchors sampled in turn",
+                                "torch": torch.__version__, "einc": einc.__version__, "rows": rows}, indent=1))
+    print(f"saved {path}")
+    return path
 
 
 def load_tccg24(path=None):

@@ -88,9 +88,11 @@ def cmd_bench(args):
     if args.plot and args.no_save:
         raise EincError("--plot writes beside the saved JSON: drop --no-save")
     if args.backend == "cuda":
-        from .bench_cuda import run_cuda_bench, run_tccg24
+        from .bench_cuda import run_cuda_bench, run_intensli, run_tccg24
         if args.suite == "tccg24":
             return run_tccg24(save=not args.no_save, repeat=args.repeat, dtype=args.dtype, plot=args.plot)
+        if args.suite == "intensli":
+            return run_intensli(save=not args.no_save, repeat=max(args.repeat, 10))
         return run_cuda_bench(save=not args.no_save, repeat=max(args.repeat, 10))
     from .bench import run_bench
     return run_bench(args.suite, args.backend, repeat=args.repeat, save=not args.no_save)

@@ -186,3 +186,66 @@ def test_suite_samples_are_taken_in_turn():
     assert body == ["a", "a", "b", "b", "b", "b", "a", "a", "a", "a", "b", "b", "b", "b", "a", "a"]
     assert len(sa) == len(sb) == 4 and ta == statistics.median(sa) and tb == statistics.median(sb)
     assert abs(ta - tb) / ta < 0.05  # alike, where one wholly after the other gives b 1.76x a's median
+
+
+def test_intensli_section_measures_each_case_against_a_copy_of_its_largest_operand(monkeypatch, capsys):
+    """`einc bench --backend cuda --suite intensli`: every intensli case of the suite (and no
+    other) in each dtype, its bandwidth over the bytes it must move set against a copy of its
+    largest operand timed in the same run. A fake torch.cuda clock charges each launch by the
+    bytes it moves (the copy: its operand read and written; einc: every operand and the output
+    at half the copy's rate), so the fraction must come out 0.5."""
+    import numpy as np
+    from einc import bench_cuda
+
+    rows = [("intensli", "x", "akb,jk->jba", {"a": 6, "b": 5, "j": 3, "k": 4}, 0.0, []),
+            ("ccsd", "y", "ki,jk->ji", {"i": 4, "j": 4, "k": 4}, 0.0, []),
+            ("intensli", "z", "abk,kj->bja", {"a": 3, "b": 7, "j": 2, "k": 5}, 0.0, [])]
+    monkeypatch.setattr(bench_cuda, "load_tccg24", lambda: rows)
+
+    class T(np.ndarray):
+        def double(self): return self.astype(np.float64).view(T)
+        def numel(self): return self.size
+        def abs(self): return np.abs(self)
+        def element_size(self): return self.itemsize
+        def copy_(self, other):
+            Clock.now += 2 * other.nbytes
+            self[...] = other
+            return self
+
+    class Clock:
+        now = 0.0
+
+        class Event:
+            def __init__(self, enable_timing=True): self.t = 0.0
+            def record(self): self.t = Clock.now
+            def synchronize(self): pass
+            def elapsed_time(self, other): return (other.t - self.t) * 1e3  # ms: a byte a second
+
+        @staticmethod
+        def synchronize(): pass
+
+    def contract(subs, *ops):
+        out = np.einsum(subs, *ops).view(T)
+        Clock.now += 2 * (sum(o.nbytes for o in ops) + out.nbytes)
+        return out
+
+    class FakeTorch:
+        cuda = Clock
+        bfloat16, float32 = np.float16, np.float32  # (numpy has no bfloat16: its size is what counts)
+        einsum = staticmethod(lambda subs, *ops: np.einsum(subs, *ops).view(T))
+        randn = staticmethod(lambda s, device=None, dtype=None: np.random.randn(*s).astype(dtype).view(T))
+        empty = staticmethod(lambda s, dtype=None: np.empty(s, dtype).view(T))
+        empty_like = staticmethod(lambda x: np.empty_like(x).view(T))
+        allclose = staticmethod(lambda a, b, rtol, atol: np.allclose(a, b, rtol=rtol, atol=atol))
+
+    class FakeEinc:
+        einsum = staticmethod(contract)
+
+    got = []
+    assert bench_cuda._intensli_rows(FakeTorch, FakeEinc, lambda *a: got.append(a), repeat=3)
+    assert [g[0] for g in got] == ["intensli akb,jk->jba bf16", "intensli abk,kj->bja bf16",
+                                   "intensli akb,jk->jba fp32", "intensli abk,kj->bja fp32"]
+    out = capsys.readouterr().out
+    assert out.count("= 0.50 of the copy") == 4 and "intensli fp32: 0.50-0.50 of the copy roofline" in out
+    name, flops, nbytes, t, anchors, samples = got[0]
+    assert nbytes == 2 * (6 * 4 * 5 + 3 * 4 + 3 * 5 * 6) and t == 2 * nbytes and anchors["copy"] == 2 * 2 * 120

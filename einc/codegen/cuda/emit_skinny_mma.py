@@ -9,8 +9,8 @@ kernel is left with streaming A.
 
 Experiment switches (each measured on the H200, benchmarks/NOTES.md, session 7): EINC_SKINNY_MMA_MI (m16
 tiles a warp, 1 or 2), _BX (the box's X extent), _BK (32 or 64 k a slice), _S (ring stages),
-_EU (read-out unrolled), _NT (512 threads a block); _TMA=1 (session 32: one TMA box a slice on
-sm_90 instead of the threads' cp.async pieces).
+_EU (read-out unrolled), _NT (512 threads a block); _TMA=0 (sm_90's TMA box a slice, the default
+since session 33, replaced by the threads' cp.async pieces).
 
 >>> import einc.api
 >>> from einc.codegen.cuda.emit import emit_step
@@ -35,10 +35,11 @@ BX = 0  # 0: the rule below picks the box's X extent (EINC_SKINNY_MMA_BX overrid
 B_BYTES = 32 * 1024  # shared memory for one chunk of B (TCCG intensli: all of K = 384 x 24)
 SMEM_PER_SM = 233472  # H100/H200: 228 KB per SM, 1 KB of it reserved per block
 MAX_STAGES = 8
-# sm_90: A's slices by the TMA unit where a tensor map describes them (_tma_dims), with
-# EINC_SKINNY_MMA_TMA=1 (or this attribute, for A/B runs); off by default until it has been
-# measured against the threads' cp.async pieces on the GPU (benchmarks/NOTES.md, session 32)
-TMA = os.environ.get("EINC_SKINNY_MMA_TMA", "0") == "1"
+# sm_90: A's slices by the TMA unit where a tensor map describes them (_tma_dims); on by
+# default since session 33 (H100, interleaved A/B against the threads' cp.async pieces: 7% less
+# time geomean over five intensli cases, 13% on the 5-mode ones; benchmarks/NOTES.md).
+# EINC_SKINNY_MMA_TMA=0 (or this attribute, for A/B runs) keeps the cp.async ring
+TMA = os.environ.get("EINC_SKINNY_MMA_TMA", "1") != "0"
 _OPS = {"float16": ("EincMmaF16", "f16"), "bfloat16": ("EincMmaBF16", "bf16")}
 
 
