@@ -57,7 +57,7 @@ MISALIGNED = [c for c in INTENSLI[:2] + INTENSLI[5:6]]
 TMA_EDGES = [
     ("akb,jk->jba", "a=60,b=200,j=24,k=100", "M-fast, X 200 / 16, Y 60 / 16, K 100 / 32"),
     ("abk,kj->bja", "a=200,b=37,j=24,k=40", "K-fast, X 200 / 32, Y 37 / 4, K 40 / 32"),
-    ("akbc,jk->cjba", "a=20,b=6,c=48,j=24,k=40", "M-fast, X folds b (u0 48), Y 20 / 16"),
+    ("bkac,jk->cjba", "a=20,b=6,c=48,j=24,k=40", "M-fast, X folds b (u0 48; b outermost, past k), Y 20 / 16"),
     ("cabkd,kj->dcjba", "a=8,b=6,c=6,d=16,j=7,k=52", "five dimensions, N = 7, K 52 / 32"),
 ]
 FULL = {"akb,jk->jba": "a=384,b=384,j=24,k=384", "abk,kj->bja": "a=384,b=376,j=24,k=384",
@@ -125,7 +125,8 @@ def test_sm90_slices_come_by_tma_where_a_map_describes_them(small):
     """On sm_90 a slice of A is one TMA box: the map's dimensions run x [x2] k [y] [rest]
     (M-fast) or k x [x2] [y] [rest] (K-fast) with A's byte strides, the box is BX x BK x BY,
     and the swizzle spans one box row. Tabled K, an M-fast single axis (rows of BM), an x2
-    that a box would straddle, and sm_80 keep the threads' copies."""
+    that a box would straddle, an x2 nearer in memory than k (akdbc: slower by TMA on an
+    H100), and sm_80 keep the threads' copies."""
     small.setattr(emit_skinny_mma, "TMA", True)
     k = _kernel("akb,jk->jba", _full("akb,jk->jba"), "bfloat16")
     (tm,) = k.tmaps
@@ -142,7 +143,8 @@ def test_sm90_slices_come_by_tma_where_a_map_describes_them(small):
     assert tm.dims == (48, 36, 36, 48, 36) and tm.box == (16, 1, 32, 16, 1)
     for subs, sizes in [("kacb,jkc->jba", "a=6,b=48,c=3,j=24,k=5"),  # tabled K
                         ("ki,kj->ij", "i=3000,j=24,k=40"),  # M-fast, one axis
-                        ("cabkd,kj->dcjba", "a=8,b=6,c=6,d=24,j=24,k=12")]:  # u0 24 against BX 16
+                        ("cabkd,kj->dcjba", "a=8,b=6,c=6,d=24,j=24,k=12"),  # u0 24 against BX 16
+                        ("akdbc,jk->cjbda", _full("akdbc,jk->cjbda"))]:  # x2 d (1728) nearer than k (62208)
         assert _kernel(subs, sizes, "bfloat16").tmaps == (), subs
     p = api.plan_for("akb,jk->jba", _shapes("akb,jk->jba", _full("akb,jk->jba")), "bfloat16", backend="cuda")
     assert emit_step(p, p.steps[-1], "sm_80").tmaps == ()
