@@ -106,6 +106,19 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
     return ok
 
 
+def _recorder(rows):
+    """record(name, flops, bytes, seconds, anchors, samples): appends a result row to ``rows``
+    and prints it (TFLOP/s where it has FLOPs, else TB/s)."""
+    def record(name, flops, nbytes, t, anchors, samples):
+        rows.append({"case": name, "seconds": t, "anchors": anchors, "flops": flops, "bytes": nbytes,
+                     "tflops": flops / t / 1e12 if flops else None, "tbps": nbytes / t / 1e12 if nbytes else None,
+                     "samples": samples})
+        extra = "  ".join(f"{k}={v * 1e6:.1f}us" for k, v in anchors.items())
+        perf = f"{flops / t / 1e12:7.2f} TFLOP/s" if flops else f"{nbytes / t / 1e12:7.2f} TB/s"
+        print(f"{name:<34}{t * 1e6:>10.1f}us {perf}   {extra}")
+    return record
+
+
 def run_cuda_bench(save=True, repeat=20) -> int:
     """The main GPU bench: einc beside its anchors (cuBLAS, torch.einsum, the copy), each
     comparison's samples taken in turn (_events_interleaved)."""
@@ -115,15 +128,7 @@ def run_cuda_bench(save=True, repeat=20) -> int:
 
     dev = torch.cuda.get_device_name()
     rows, ok = [], True
-
-    def record(name, flops, nbytes, t, anchors, samples):
-        row = {"case": name, "seconds": t, "anchors": anchors, "flops": flops, "bytes": nbytes,
-               "tflops": flops / t / 1e12 if flops else None, "tbps": nbytes / t / 1e12 if nbytes else None,
-               "samples": samples}
-        rows.append(row)
-        extra = "  ".join(f"{k}={v * 1e6:.1f}us" for k, v in anchors.items())
-        perf = f"{flops / t / 1e12:7.2f} TFLOP/s" if flops else f"{nbytes / t / 1e12:7.2f} TB/s"
-        print(f"{name:<34}{t * 1e6:>10.1f}us {perf}   {extra}")
+    record = _recorder(rows)
 
     print(f"device: {dev}; NVRTC {nvrtc_version()}; torch {torch.__version__}")
     # 1. fp32 GEMM 4096^3 through gett, against cuBLAS (torch.matmul) and torch.einsum
@@ -275,15 +280,8 @@ def run_intensli(save=True, repeat=20) -> int:
     import torch
     import einc
     rows = []
-
-    def record(name, flops, nbytes, t, anchors, samples):
-        rows.append({"case": name, "seconds": t, "anchors": anchors, "flops": flops, "bytes": nbytes,
-                     "tbps": nbytes / t / 1e12, "samples": samples})
-        print(f"{name:<34}{t * 1e6:>10.1f}us {nbytes / t / 1e12:7.2f} TB/s   "
-              + "  ".join(f"{a}={v * 1e6:.1f}us" for a, v in anchors.items()))
-
     print(f"device: {torch.cuda.get_device_name()}")
-    ok = _intensli_rows(torch, einc, record, repeat)
+    ok = _intensli_rows(torch, einc, _recorder(rows), repeat)
     if save:
         _save("intensli", torch, einc, rows)
     return 0 if ok else 1
