@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cost import predict_plan, profile_for
 from .progress import Progress
 
 L2_BYTES = 60 * 2**20
@@ -107,12 +108,12 @@ def _tensor_core_gemms(torch, einc, record, repeat, n) -> bool:
 
 
 def _recorder(rows):
-    """record(name, flops, bytes, seconds, anchors, samples): appends a result row to ``rows``
-    and prints it (TFLOP/s where it has FLOPs, else TB/s)."""
-    def record(name, flops, nbytes, t, anchors, samples):
+    """record(name, flops, bytes, seconds, anchors, samples, **more): appends a result row
+    (with ``more``'s keys) to ``rows`` and prints it (TFLOP/s where it has FLOPs, else TB/s)."""
+    def record(name, flops, nbytes, t, anchors, samples, **more):
         rows.append({"case": name, "seconds": t, "anchors": anchors, "flops": flops, "bytes": nbytes,
                      "tflops": flops / t / 1e12 if flops else None, "tbps": nbytes / t / 1e12 if nbytes else None,
-                     "samples": samples})
+                     "samples": samples, **more})
         extra = "  ".join(f"{k}={v * 1e6:.1f}us" for k, v in anchors.items())
         perf = f"{flops / t / 1e12:7.2f} TFLOP/s" if flops else f"{nbytes / t / 1e12:7.2f} TB/s"
         print(f"{name:<34}{t * 1e6:>10.1f}us {perf}   {extra}")
@@ -266,10 +267,12 @@ def _intensli_rows(torch, einc, record, repeat, dtypes=("bfloat16", "float32")) 
                         lambda i: torch.einsum(subs, *sets[i % k])], repeat, 5)
             bw = 2 * dst.numel() * item / tc
             fracs.append(geo["bytes"] / t / bw)
+            model = predict_plan(einc.api.plan_for(subs, geo["shapes"], dtype, backend="cuda"), profile_for())[0]
             record(f"intensli {subs} {DTYPES[dtype]}", geo["flops"], geo["bytes"], t,
-                   {"copy": tc, "torch.einsum": te}, s)
+                   {"copy": tc, "torch.einsum": te}, s, predicted_s=model)
             print(f"    {geo['bytes'] / t / 1e12:.2f} TB/s = {fracs[-1]:.2f} of the copy ({bw / 1e12:.2f} TB/s); "
-                  f"{te / t:.2f}x torch.einsum{'' if good else '   WRONG RESULT'}")
+                  f"{te / t:.2f}x torch.einsum; {t / model:.2f}x the cost model's {model * 1e6:.0f} us"
+                  f"{'' if good else '   WRONG RESULT'}")
         print(f"intensli {DTYPES[dtype]}: {min(fracs):.2f}-{max(fracs):.2f} of the copy roofline, "
               f"geometric mean {math.exp(sum(map(math.log, fracs)) / len(fracs)):.2f}")
     return ok
@@ -427,6 +430,7 @@ def run_tccg24(save=True, repeat=5, dtype="float32", plot=False) -> int:
           f"peak {roof['peak_flops_per_s'] / 1e12:.1f} TFLOP/s ({roof['peak_label']})")
     print(f"{'case':<28}{'einsum':<22}{'einc':>9}{'torch':>9}  TFLOP/s einc / torch   x     strategies")
     rows, ok, inner = [], True, 2
+    prof = profile_for()  # each row records the cost model's prediction beside the measurement
     itemsize = torch.empty((), dtype=tdtype).element_size()
     cases = load_tccg24()
     bar = Progress(len(cases), f"einc bench tccg24 {dtype}")
@@ -449,7 +453,7 @@ def run_tccg24(save=True, repeat=5, dtype="float32", plot=False) -> int:
             (tt, ts), (te, es) = _events_interleaved(torch, [torch_call, lambda i: einc.einsum(subs, *ops)],
                                                       repeat, inner)
             plan = einc.api.plan_for(subs, geo["shapes"], dtype, backend="cuda")
-            row.update(einc=_timed(flops, te, es), ratio=tt / te,
+            row.update(einc=_timed(flops, te, es), ratio=tt / te, predicted_s=predict_plan(plan, prof)[0],
                        strategies="+".join(st.strategy for st in plan.steps))
         except einc.EincError as e:
             row["einc_error"] = f"{type(e).__name__}: {e}"
@@ -474,7 +478,7 @@ def run_tccg24(save=True, repeat=5, dtype="float32", plot=False) -> int:
               "timing": {"method": "CUDA events, 3 warm-up calls each; einc's and torch.einsum's samples "
                                    "taken in turn (the order reversed every other round)", "statistic": "median",
                          "repeat": repeat, "calls_per_sample": inner},
-              "roofline": roof, "rows": rows}
+              "roofline": roof, "cost_profile": prof.name, "rows": rows}
     result["summary"] = summ = summarize(result)
     fmt = lambda v, f: "-" if v is None else format(v, f)
     print(f"geometric mean: einc {fmt(summ['geomean_einc_tflops'], '.2f')} TFLOP/s "

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -80,7 +80,21 @@ H200 = DeviceProfile(
         # measured the kernel at ~140 us on 80x72 fragments (session 11: DMMA pipe ~50% busy)
         ("smallmn/dmma", 33e12),
     ))
-PROFILES = {"H200": H200}
+# The H100 SXM (80GB HBM3) is the H200's GH100 chip at the same 132 SMs and clock, so its
+# kernel families run at the H200's rates (bf16 GEMM 8192^3 710 TFLOP/s on the H100 in session
+# 33 against 700-720 on the H200; fp32 4096^3 53.4 against 52-54); its HBM3 is slower: a
+# device-to-device copy of the intensli operands reached 2.90-2.98 TB/s and the suites' 1 GiB
+# copy 2.97-3.03 (sessions 26-33; the H200's 4.1-4.3).
+H100 = replace(H200, name="H100", bandwidth=2.95e12)
+# Two H100s not lent here, from their data sheets (guess): the SXM's copy is 0.88 of its
+# sheet's 3.35 TB/s, taken for the others' sheets; their boost clocks (PCIe 1755, NVL 1785 MHz
+# against 1980) scale the peaks, and the PCIe card's 114 SMs are sized by profile_for
+H100_PCIE = replace(H200, name="H100 PCIe", bandwidth=0.88 * 2.0e12,
+                    peaks=tuple((f, r * 1755 / 1980) for f, r in H200.peaks))
+H100_NVL = replace(H200, name="H100 NVL", bandwidth=0.88 * 3.9e12,
+                   peaks=tuple((f, r * 1785 / 1980) for f, r in H200.peaks))
+# the first key found in the device's name wins: the longer names first
+PROFILES = {"H100 PCIe": H100_PCIE, "H100 NVL": H100_NVL, "H100": H100, "H200": H200}
 
 # SIMT gett tiles relative to the 128x128x8 peak: 4x4 outputs per thread load twice the
 # shared-memory data per FMA of 8x8 (guess until `einc tune` results calibrate it)
@@ -213,8 +227,10 @@ def profile_for(name: str | None = None, sms: int | None = None) -> DeviceProfil
 
     >>> profile_for("NVIDIA H200").sms, profile_for("").name
     (132, 'H200')
-    >>> p = profile_for("NVIDIA H100 PCIe", sms=114); p.sms, p.name, round(p.peak("mma/bf16") / 1e12)
-    (114, 'H200 at 114 SMs', 428)
+    >>> p = profile_for("NVIDIA H20", sms=78); p.sms, p.name, round(p.peak("mma/bf16") / 1e12)
+    (78, 'H200 at 78 SMs', 293)
+    >>> p = profile_for("NVIDIA H100 PCIe", sms=114); p.name, round(p.bandwidth / 1e12, 2)
+    ('H100 PCIe at 114 SMs', 1.76)
     """
     if name is None:
         name, sms = device_name(), device_sms()
@@ -232,7 +248,6 @@ def _named(name: str) -> DeviceProfile:
 def _sized(prof: DeviceProfile, sms: int) -> DeviceProfile:
     if sms <= 0 or sms == prof.sms:
         return prof
-    from dataclasses import replace
     scale = sms / prof.sms  # bandwidth stays: HBM, not the SMs, sets it
     return replace(prof, name=f"{prof.name} at {sms} SMs", sms=sms,
                    peaks=tuple((fam, rate * scale) for fam, rate in prof.peaks))
@@ -449,13 +464,21 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     te = N / (max(8, _cdiv(N, 8) * 8)) if N else 1.0
     flops = 2 * M * N * K * batch
     compute_s = flops / (profile.peak(family) * te) if flops else 0.0
-    # skinny_mma streams at 1.45-1.75 TB/s on TCCG's eight intensli cases (bf16, H200, every
-    # case alike, K = 36 to 384: benchmarks/NOTES.md, session 7), 0.38 of copy bandwidth
-    access = 0.38 if family == "skinny/mma" else ACCESS["skinny"]
-    memory = nbytes / (profile.bandwidth * access)
+    rate = profile.bandwidth * ACCESS["skinny"]
+    if family == "skinny/mma":  # a rate the SMs set, not the HBM (SKINNY_MMA_RATE)
+        rate = min(rate, SKINNY_MMA_RATE * profile.sms)
+    memory = nbytes / rate
     kernel = "skinny_mma" if family == "skinny/mma" else "skinny"  # (the family emit_skinny dispatches to)
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, kernel, te)
 
+
+# skinny_mma's bytes per second per SM. The kernel is issue- and latency-bound (ncu, session
+# 33: long_scoreboard the top stall), so its rate follows the SMs, not the HBM: TCCG's eight
+# intensli cases (bf16, K = 36 to 384) ran at 1.60 and 1.89 TB/s geometric means in two runs on
+# the H100 (5 calls a sample, rotated inputs, launch taken off; intensli-20261208-004306/004340)
+# against a 2.95 TB/s copy, while session 22's H200 (4.2 TB/s copy) ran that day's kernel at
+# 1.4-1.8 in the suite, within 10% of the H100's suite rows of the next day
+SKINNY_MMA_RATE = 1.75e12 / 132
 
 # The tensor-core kernels on a GEMM whose N is small (TCCG intensli bf16, N = 24, H200):
 # measured rate / predict_gemm's, by table modes as GATHER. 0.23 with one tabled mode

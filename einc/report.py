@@ -79,6 +79,47 @@ def load(path) -> dict:
             "timing": {"statistic": "median", "repeat": repeat}}
 
 
+def model_rows(result: dict) -> tuple:
+    """(profile text, [(row, measured s, predicted s)]): each case einc ran against the cost
+    model's total for its plan (`einc explain`'s "predicted total"). The figure recorded at run
+    time where the row has one; else today's model on the result's device and SM count
+    (offline: planning needs no GPU), which prices today's kernels, not that day's.
+    """
+    from .cost import predict_plan, profile_for
+    rows = [r for r in result["rows"] if r["einc"] is not None]
+    if rows and all(r.get("predicted_s") for r in rows):
+        profile = result.get("cost_profile", "?")
+        return f"{profile} profile, recorded at run time", [(r, r["einc"]["median_s"], r["predicted_s"]) for r in rows]
+    from . import api
+    prof = profile_for(result.get("device", ""), result.get("sm_count"))
+    out = []
+    for r in rows:
+        if not r.get("shapes"):
+            continue  # (a synthetic row, or one saved without its operands' shapes)
+        try:
+            plan = api.plan_for(r["einsum"], [tuple(s) for s in r["shapes"]], result.get("dtype", "float32"),
+                                backend="cuda")
+        except EincError:
+            continue
+        out.append((r, r["einc"]["median_s"], predict_plan(plan, prof)[0]))
+    return f"{prof.name} profile, today's model", out
+
+
+def model_summary(result: dict) -> str | None:
+    """One line: the model's error over the cases (measured / predicted: > 1, the model was
+    optimistic), its geometric mean and spread, and the furthest cases."""
+    what, rows = model_rows(result)
+    if not rows:
+        return None
+    ratios = [(m / p, r["einsum"]) for r, m, p in rows]
+    logs = [math.log(x) for x, _ in ratios]
+    rms = math.sqrt(sum(v * v for v in logs) / len(logs))
+    far = sorted(ratios, key=lambda x: -abs(math.log(x[0])))[:3]
+    return (f"Cost model ({what}): measured / predicted {min(ratios)[0]:.2f}-{max(ratios)[0]:.2f}, "
+            f"geometric mean {geomean(x for x, _ in ratios):.2f}, rms of the log {rms:.2f}; furthest "
+            + ", ".join(f"`{e}` {x:.2f}" for x, e in far) + ".")
+
+
 def _num(v, spec):
     return "—" if v is None else format(v, spec)
 
@@ -123,6 +164,9 @@ def markdown(result: dict, chart: str | None = None) -> str:
                  f"{_num(s['geomean_ratio'], '.2f')} |")
     if errors:
         lines += ["", "einc did not run:", *errors]
+    model = model_summary(result)
+    if model:
+        lines += ["", model]
     roof = result.get("roofline") or {}
     lines += ["", "Roofline:"]
     bw, peak = roof.get("bandwidth_bytes_per_s"), roof.get("peak_flops_per_s")

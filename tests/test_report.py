@@ -195,7 +195,7 @@ def test_intensli_section_measures_each_case_against_a_copy_of_its_largest_opera
     bytes it moves (the copy: its operand read and written; einc: every operand and the output
     at half the copy's rate), so the fraction must come out 0.5."""
     import numpy as np
-    from einc import bench_cuda
+    from einc import api as einc_api, bench_cuda
 
     rows = [("intensli", "x", "akb,jk->jba", {"a": 6, "b": 5, "j": 3, "k": 4}, 0.0, []),
             ("ccsd", "y", "ki,jk->ji", {"i": 4, "j": 4, "k": 4}, 0.0, []),
@@ -240,12 +240,46 @@ def test_intensli_section_measures_each_case_against_a_copy_of_its_largest_opera
 
     class FakeEinc:
         einsum = staticmethod(contract)
+        api = einc_api  # (planning needs no GPU: the cost model's figure for each case)
 
-    got = []
-    assert bench_cuda._intensli_rows(FakeTorch, FakeEinc, lambda *a: got.append(a), repeat=3)
+    got, more = [], []
+    assert bench_cuda._intensli_rows(FakeTorch, FakeEinc, lambda *a, **k: (got.append(a), more.append(k)), repeat=3)
     assert [g[0] for g in got] == ["intensli akb,jk->jba bf16", "intensli abk,kj->bja bf16",
                                    "intensli akb,jk->jba fp32", "intensli abk,kj->bja fp32"]
     out = capsys.readouterr().out
     assert out.count("= 0.50 of the copy") == 4 and "intensli fp32: 0.50-0.50 of the copy roofline" in out
     name, flops, nbytes, t, anchors, samples = got[0]
     assert nbytes == 2 * (6 * 4 * 5 + 3 * 4 + 3 * 5 * 6) and t == 2 * nbytes and anchors["copy"] == 2 * 2 * 120
+    from einc.cost import predict_plan, profile_for
+    plan = einc_api.plan_for("akb,jk->jba", [(6, 4, 5), (3, 4)], "bfloat16", backend="cuda")
+    assert more[0] == {"predicted_s": predict_plan(plan, profile_for())[0]}
+    assert f"x the cost model's {more[0]['predicted_s'] * 1e6:.0f} us" in out
+
+
+def test_markdown_states_the_cost_models_error_recorded_at_run_time():
+    """Rows that carry the model's prediction (run_tccg24 records it) give one line under the
+    table: measured / predicted per case, its range, geometric mean and the furthest cases."""
+    result = synthetic_result()
+    result["cost_profile"] = "H200"
+    result["rows"][0]["predicted_s"] = 0.05  # measured 0.1: the model was 2x optimistic
+    result["rows"][1]["predicted_s"] = 1.0  # measured 0.5: 2x pessimistic
+    text = markdown(result)
+    assert ("Cost model (H200 profile, recorded at run time): measured / predicted 0.50-2.00, "
+            "geometric mean 1.00, rms of the log 0.69; furthest") in text
+    assert "`ki,jk->ji` 2.00" in text and "`akb,jk->jba` 0.50" in text
+
+
+def test_model_rows_replan_a_result_saved_without_predictions():
+    """An older result (no predicted_s) is priced by today's model on its device: the plan
+    einc explain would show for the row's shapes, on the profile named for the device."""
+    from einc import api
+    from einc.cost import predict_plan, profile_for
+    from einc.report import model_rows
+    subs, sizes = "ki,jk->ji", {"i": 512, "j": 256, "k": 128}
+    row = _row("ccsd x", subs, 1.0, 1.0, 1e-3, 2e-3)
+    row["shapes"] = case_geometry(subs, sizes, 4)["shapes"]
+    result = {**synthetic_result(), "dtype": "float32", "device": "NVIDIA H100 80GB HBM3", "rows": [row]}
+    what, rows = model_rows(result)
+    plan = api.plan_for(subs, [tuple(s) for s in row["shapes"]], "float32", backend="cuda")
+    assert what == "H100 profile, today's model"
+    assert rows == [(row, 1e-3, predict_plan(plan, profile_for("NVIDIA H100 80GB HBM3", 132))[0])]

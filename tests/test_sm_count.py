@@ -1,6 +1,6 @@
 """Grids are sized for the card's SM count (cost.device_sms), not the H200's 132.
 
-A persistent grid of 132 blocks on a 114-SM H100 PCIe runs its last 18 blocks as a second
+A persistent grid of 132 blocks on a 114-SM card runs its last 18 blocks as a second
 wave, each with a whole block's share of the tiles: up to twice the time. These run without a
 GPU: the device's name and count are faked.
 """
@@ -16,10 +16,10 @@ from einc.codegen.cuda.emit import emit_step
 
 @pytest.fixture
 def card(monkeypatch):
-    """card(sms): device 0 is an H100 PCIe with ``sms`` SMs (0: no GPU)."""
+    """card(sms): device 0 is a Hopper card no profile names (the H20) with ``sms`` SMs (0: no GPU)."""
     def use(sms: int) -> None:
         monkeypatch.setattr(cost, "device_sms", lambda: sms)
-        monkeypatch.setattr(cost, "device_name", lambda: "NVIDIA H100 PCIe" if sms else "")
+        monkeypatch.setattr(cost, "device_name", lambda: "NVIDIA H20" if sms else "")
     return use
 
 
@@ -71,3 +71,26 @@ def test_explain_names_the_sized_profile(card):
     plan = einc.api.plan_for("ij,jk->ik", [(4096, 4096)] * 2, "float32", backend="cuda")
     text = repr(cost.explain_lines(plan))
     assert "on the H200 at 114 SMs profile" in text
+
+
+def test_h100_profiles_keep_the_h200s_rates_but_not_its_bandwidth():
+    """The H100 SXM is the H200's chip with slower HBM; the PCIe card is matched before the
+    SXM's shorter name and sized to its SMs."""
+    sxm = cost.profile_for("NVIDIA H100 80GB HBM3", 132)
+    assert sxm.name == "H100" and sxm.peaks == cost.H200.peaks
+    assert sxm.bandwidth == pytest.approx(2.95e12) and cost.H200.bandwidth > 4e12
+    pcie = cost.profile_for("NVIDIA H100 PCIe", 114)
+    assert pcie.name == "H100 PCIe at 114 SMs" and pcie.bandwidth < sxm.bandwidth
+    assert pcie.peak("mma/bf16") < cost.H200.peak("mma/bf16") * 114 / 132
+    assert cost.profile_for("NVIDIA H200", 132) is cost.H200
+
+
+def test_skinny_mma_streams_at_the_sms_rate_on_either_card():
+    """skinny_mma's memory time follows the SMs (cost.SKINNY_MMA_RATE), not the HBM: the
+    same on the H100 as on the H200; the fp32 skinny kernel's follows the bandwidth."""
+    args = (24 * 4096, 24, 384, 1, 120e6)
+    h200, h100 = cost.H200, cost.profile_for("NVIDIA H100 80GB HBM3", 132)
+    bf16 = [cost.predict_skinny(*args, ["bfloat16"] * 2, "float32", p).memory for p in (h200, h100)]
+    assert bf16[0] == bf16[1] == pytest.approx(120e6 / cost.SKINNY_MMA_RATE / 132)
+    fp32 = [cost.predict_skinny(*args, ["float32"] * 2, "float32", p).memory for p in (h200, h100)]
+    assert fp32[1] / fp32[0] == pytest.approx(h200.bandwidth / h100.bandwidth)
