@@ -465,20 +465,23 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     flops = 2 * M * N * K * batch
     compute_s = flops / (profile.peak(family) * te) if flops else 0.0
     rate = profile.bandwidth * ACCESS["skinny"]
-    if family == "skinny/mma":  # a rate the SMs set, not the HBM (SKINNY_MMA_RATE)
-        rate = min(rate, SKINNY_MMA_RATE * profile.sms)
+    if family in SKINNY_RATE:  # a rate the SMs set, not the HBM
+        rate = min(rate, SKINNY_RATE[family] * profile.sms)
     memory = nbytes / rate
     kernel = "skinny_mma" if family == "skinny/mma" else "skinny"  # (the family emit_skinny dispatches to)
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, kernel, te)
 
 
-# skinny_mma's bytes per second per SM. The kernel is issue- and latency-bound (ncu, session
-# 33: long_scoreboard the top stall), so its rate follows the SMs, not the HBM: TCCG's eight
-# intensli cases (bf16, K = 36 to 384) ran at 1.60 and 1.89 TB/s geometric means in two runs on
-# the H100 (5 calls a sample, rotated inputs, launch taken off; intensli-20261208-004306/004340)
-# against a 2.95 TB/s copy, while session 22's H200 (4.2 TB/s copy) ran that day's kernel at
-# 1.4-1.8 in the suite, within 10% of the H100's suite rows of the next day
-SKINNY_MMA_RATE = 1.75e12 / 132
+# The skinny kernels' bytes per second per SM. They are issue- and latency-bound (ncu, session
+# 33: long_scoreboard the top stall), so their rate follows the SMs, not the HBM. TCCG's eight
+# intensli cases (K = 36 to 384): bf16 (skinny_mma) at 1.60 and 1.89 TB/s geometric means in two
+# runs on the H100 (5 calls a sample, rotated inputs, launch taken off; intensli-20261208-004306
+# and -004340) against a 2.95 TB/s copy, while session 22's H200 (4.2 TB/s copy) ran that day's
+# kernel at 1.4-1.8 in the suite, within 10% of the H100's suite rows of the next day; fp32
+# (skinny) at 2.0-2.2 on the H100 (1.9-2.3 in its suites) and 1.8-2.5 in the H200's suites of
+# sessions 14-22. A cap on the memory side only: the fp32 kernel's FLOP rate (skinny/4) still
+# bounds the three-mode cases (akb: 143 us predicted, 119 measured; by bytes alone 115)
+SKINNY_RATE = {"skinny/mma": 1.75e12 / 132, "skinny/4": 2.1e12 / 132}
 
 # The tensor-core kernels on a GEMM whose N is small (TCCG intensli bf16, N = 24, H200):
 # measured rate / predict_gemm's, by table modes as GATHER. 0.23 with one tabled mode

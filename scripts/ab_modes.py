@@ -1,6 +1,7 @@
 """Interleaved A/B of kernel switches on the GPU, in one process (one thermal state for all).
 
     python3 scripts/ab_modes.py MODULE.ATTR V1,V2,... DTYPE 'EXPR:a=..,b=..' ...
+    python3 scripts/ab_modes.py env.EINC_SKINNY 1,0 ...   (an environment switch read per plan)
 
 For each case, ROUNDS (env, 6) rounds; in each, every value of the switch (the plan rebuilt:
 executables cleared) and torch.einsum are timed one after another (CUDA events, median of
@@ -20,7 +21,7 @@ from einc.bench_cuda import _events_median, _rotations, case_geometry
 
 target, values, dtype, *cases = sys.argv[1:]
 mod_name, attr = target.rsplit(".", 1)
-mod = importlib.import_module(mod_name)
+mod = None if mod_name == "env" else importlib.import_module(mod_name)
 values = values.split(",")
 tdt = getattr(torch, dtype)
 rounds = int(os.environ.get("ROUNDS", "6"))
@@ -38,9 +39,12 @@ for arg in cases:
             if v == "torch":
                 got[v] = _events_median(torch, lambda i: torch.einsum(subs, *sets[i % len(sets)]))[0]
                 continue
-            cur = getattr(mod, attr)  # (a bool switch: "0" is False, as bool("0") is not)
-            setattr(mod, attr, v if isinstance(cur, str) else v not in ("0", "False", "") if isinstance(cur, bool)
-                    else type(cur)(v))
+            if mod is None:
+                os.environ[attr] = v
+            else:
+                cur = getattr(mod, attr)  # (a bool switch: "0" is False, as bool("0") is not)
+                setattr(mod, attr, v if isinstance(cur, str) else v not in ("0", "False", "") if isinstance(cur, bool)
+                        else type(cur)(v))
             einc.api._EXECUTABLES.clear()
             got[v] = _events_median(torch, lambda i: einc.einsum(subs, *sets[i % len(sets)]))[0]
         for v in order:

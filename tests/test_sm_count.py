@@ -85,12 +85,16 @@ def test_h100_profiles_keep_the_h200s_rates_but_not_its_bandwidth():
     assert cost.profile_for("NVIDIA H200", 132) is cost.H200
 
 
-def test_skinny_mma_streams_at_the_sms_rate_on_either_card():
-    """skinny_mma's memory time follows the SMs (cost.SKINNY_MMA_RATE), not the HBM: the
-    same on the H100 as on the H200; the fp32 skinny kernel's follows the bandwidth."""
+def test_skinny_kernels_stream_at_the_sms_rate_on_either_card():
+    """The skinny kernels' memory time follows the SMs (cost.SKINNY_RATE), not the HBM: the
+    same on the H100 as on the H200, and a card with fewer SMs slower; fp64 (no measured
+    rate) follows the bandwidth."""
     args = (24 * 4096, 24, 384, 1, 120e6)
     h200, h100 = cost.H200, cost.profile_for("NVIDIA H100 80GB HBM3", 132)
-    bf16 = [cost.predict_skinny(*args, ["bfloat16"] * 2, "float32", p).memory for p in (h200, h100)]
-    assert bf16[0] == bf16[1] == pytest.approx(120e6 / cost.SKINNY_MMA_RATE / 132)
-    fp32 = [cost.predict_skinny(*args, ["float32"] * 2, "float32", p).memory for p in (h200, h100)]
-    assert fp32[1] / fp32[0] == pytest.approx(h200.bandwidth / h100.bandwidth)
+    small = cost.profile_for("NVIDIA H100 80GB HBM3", 66)
+    for dt, fam in (("bfloat16", "skinny/mma"), ("float32", "skinny/4")):
+        t = [cost.predict_skinny(*args, [dt] * 2, "float32", p).memory for p in (h200, h100, small)]
+        assert t[0] == t[1] == pytest.approx(120e6 / cost.SKINNY_RATE[fam] / 132)
+        assert t[2] == pytest.approx(2 * t[0])
+    fp64 = [cost.predict_skinny(*args, ["float64"] * 2, "float64", p).memory for p in (h200, h100)]
+    assert fp64[1] / fp64[0] == pytest.approx(h200.bandwidth / h100.bandwidth)
