@@ -20,6 +20,7 @@ and its stored winners override the model (einc/tuned.py).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from dataclasses import dataclass, replace
@@ -41,6 +42,7 @@ class DeviceProfile:
     peaks: tuple  # (family, FLOP/s): the best rate each kernel family reaches at full occupancy
     launch: float  # seconds one kernel launch adds (host call + gap between kernels)
     threads_per_sm: int = 2048
+    clock: float = 1.0  # the SMs' boost clock relative to the H200's 1980 MHz (the skinny rates)
     arch: str = "sm_90"  # which tensor-core kernel the emitter picks (wgmma on sm_90)
 
     def peak(self, family: str) -> float:
@@ -89,9 +91,9 @@ H100 = replace(H200, name="H100", bandwidth=2.95e12)
 # Two H100s not lent here, from their data sheets (guess): the SXM's copy is 0.88 of its
 # sheet's 3.35 TB/s, taken for the others' sheets; their boost clocks (PCIe 1755, NVL 1785 MHz
 # against 1980) scale the peaks, and the PCIe card's 114 SMs are sized by profile_for
-H100_PCIE = replace(H200, name="H100 PCIe", bandwidth=0.88 * 2.0e12,
+H100_PCIE = replace(H200, name="H100 PCIe", bandwidth=0.88 * 2.0e12, clock=1755 / 1980,
                     peaks=tuple((f, r * 1755 / 1980) for f, r in H200.peaks))
-H100_NVL = replace(H200, name="H100 NVL", bandwidth=0.88 * 3.9e12,
+H100_NVL = replace(H200, name="H100 NVL", bandwidth=0.88 * 3.9e12, clock=1785 / 1980,
                    peaks=tuple((f, r * 1785 / 1980) for f, r in H200.peaks))
 # the first key found in the device's name wins: the longer names first
 PROFILES = {"H100 PCIe": H100_PCIE, "H100 NVL": H100_NVL, "H100": H100, "H200": H200}
@@ -182,14 +184,35 @@ class Prediction:
         return "compute" if self.compute >= self.memory else "memory"
 
 
+_AS_DEVICE: tuple | None = None  # (name, SMs) while as_device() holds
+
+
 def device_name() -> str:
     """Device 0's name (e.g. "NVIDIA H200"), or "" without a usable GPU. Cached."""
-    return _device_name()
+    return _AS_DEVICE[0] if _AS_DEVICE else _device_name()
 
 
 def device_sms() -> int:
     """Device 0's SM count, or 0 without a usable GPU. Cached."""
-    return _device_sms()
+    return _AS_DEVICE[1] if _AS_DEVICE else _device_sms()
+
+
+@contextlib.contextmanager
+def as_device(name: str, sms: int):
+    """Plan, emit and price as though device 0 were ``name`` with ``sms`` SMs (no GPU needed):
+    a saved result re-priced on its own card (report.model_rows), two trees' choices compared
+    for a card not lent (scripts/choice_diff.py).
+
+    >>> with as_device("NVIDIA H100 PCIe", 114):
+    ...     profile_for().name
+    'H100 PCIe at 114 SMs'
+    """
+    global _AS_DEVICE
+    saved, _AS_DEVICE = _AS_DEVICE, (name, sms)
+    try:
+        yield
+    finally:
+        _AS_DEVICE = saved
 
 
 def _on_device0(query, default):
@@ -466,7 +489,7 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
     compute_s = flops / (profile.peak(family) * te) if flops else 0.0
     rate = profile.bandwidth * ACCESS["skinny"]
     if family in SKINNY_RATE:  # a rate the SMs set, not the HBM
-        rate = min(rate, SKINNY_RATE[family] * profile.sms)
+        rate = min(rate, SKINNY_RATE[family] * profile.sms * profile.clock)
     memory = nbytes / rate
     kernel = "skinny_mma" if family == "skinny/mma" else "skinny"  # (the family emit_skinny dispatches to)
     return Prediction(max(compute_s, memory) + profile.launch, compute_s, memory, profile.launch, kernel, te)
@@ -478,8 +501,8 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
 # runs on the H100 (5 calls a sample, rotated inputs, launch taken off; intensli-20261208-004306
 # and -004340) against a 2.95 TB/s copy, while session 22's H200 (4.2 TB/s copy) ran that day's
 # kernel at 1.4-1.8 in the suite, within 10% of the H100's suite rows of the next day; fp32
-# (skinny) at 2.0-2.2 on the H100 (1.9-2.3 in its suites) and 1.8-2.5 in the H200's suites of
-# sessions 14-22. A cap on the memory side only: the fp32 kernel's FLOP rate (skinny/4) still
+# (skinny) at 2.0-2.2 on the H100 (1.4-2.3 a case in its suites, geometric means 1.8-2.0) and
+# 1.8-2.5 in the H200's suites of sessions 14-22. A cap on the memory side only: the fp32 kernel's FLOP rate (skinny/4) still
 # bounds the three-mode cases (akb: 143 us predicted, 119 measured; by bytes alone 115)
 SKINNY_RATE = {"skinny/mma": 1.75e12 / 132, "skinny/4": 2.1e12 / 132}
 

@@ -91,17 +91,19 @@ def model_rows(result: dict) -> tuple:
         profile = result.get("cost_profile", "?")
         return f"{profile} profile, recorded at run time", [(r, r["einc"]["median_s"], r["predicted_s"]) for r in rows]
     from . import api
-    prof = profile_for(result.get("device", ""), result.get("sm_count"))
+    from .cost import as_device
     out = []
-    for r in rows:
-        if not r.get("shapes"):
-            continue  # (a synthetic row, or one saved without its operands' shapes)
-        try:
-            plan = api.plan_for(r["einsum"], [tuple(s) for s in r["shapes"]], result.get("dtype", "float32"),
-                                backend="cuda")
-        except EincError:
-            continue
-        out.append((r, r["einc"]["median_s"], predict_plan(plan, prof)[0]))
+    with as_device(result.get("device", ""), result.get("sm_count") or 132):  # plans for that card too
+        prof = profile_for()
+        for r in rows:
+            if not r.get("shapes"):
+                continue  # (a synthetic row, or one saved without its operands' shapes)
+            try:
+                plan = api.plan_for(r["einsum"], [tuple(s) for s in r["shapes"]], result.get("dtype", "float32"),
+                                    backend="cuda")
+            except EincError:
+                continue
+            out.append((r, r["einc"]["median_s"], predict_plan(plan, prof)[0]))
     return f"{prof.name} profile, today's model", out
 
 

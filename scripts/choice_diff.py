@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,10 @@ def random_cases(n, seed):
 
 def dump(args):
     import einc.cost as cost
-    cost._device_name, cost._device_sms = (lambda: args.device), (lambda: args.sms)
+    if hasattr(cost, "as_device"):
+        cost.as_device(args.device, args.sms).__enter__()  # (held for the process)
+    else:  # a tree from before session 34
+        cost.device_name, cost.device_sms = (lambda: args.device), (lambda: args.sms)
     from einc import api
     from einc.bench_cuda import case_geometry, load_tccg24
     from einc.codegen.cuda.emit import emit_step
@@ -84,10 +88,12 @@ def main():
             path = os.path.join(tmp, f"{len(sigs)}.json")
             subprocess.run([sys.executable, os.path.abspath(__file__), "--dump", path, "--device", args.device,
                             "--sms", str(args.sms), "--random", str(args.random), "--seed", str(args.seed)],
-                           check=True, env={**os.environ, "PYTHONPATH": tree}, cwd=tree)
+                           check=True, cwd=tree,  # (an empty cache: no tuned winner hides a choice)
+                           env={**os.environ, "PYTHONPATH": tree, "EINC_CACHE_DIR": os.path.join(tmp, "cache")})
             sigs.append(json.load(open(path)))
     finally:
         subprocess.run(["git", "-C", HERE, "worktree", "remove", "--force", old_tree], check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
     old, new = sigs
     moved = [k for k in old if old[k] != new.get(k)]
     print(f"{args.device} ({args.sms} SMs): {len(moved)} of {len(old)} plans differ between {args.rev} and the working tree")

@@ -15,8 +15,9 @@ echo "--- suites $((SECONDS-T0))s"
 mkdir -p $EINC_RESULTS_DIR
 for dt in bfloat16 float32; do
   timeout 150 python3 -m einc bench --backend cuda --suite tccg24 --dtype $dt --repeat 15 --plot 2>&1 | grep -v Warn | grep -E "geometric|saved"
-  f=$(ls -t $EINC_RESULTS_DIR/tccg24-cuda-*.md | head -1); grep -E "^\| [0-9]+ \|" $f | awk -F'|' '$9+0 < 1.03 {print $3, $4, $9}'
-  grep "^Cost model" $f
+  f=$(ls -t $EINC_RESULTS_DIR/tccg24-cuda-*.md 2>/dev/null | head -1)
+  [ -n "$f" ] && grep -E "^\| [0-9]+ \|" "$f" | awk -F'|' '$9+0 < 1.03 {print $3, $4, $9}'
+  [ -n "$f" ] && grep "^Cost model" "$f"
 done
 echo "--- intensli $((SECONDS-T0))s"
 timeout 90 python3 -m einc bench --backend cuda --suite intensli 2>&1 | grep -v Warn | grep -E "^intensli|cost model|saved"
@@ -24,9 +25,9 @@ echo "--- bench $((SECONDS-T0))s"
 timeout 170 python3 -m einc bench --backend cuda 2>&1 | grep -v Warn | grep -E "einc /|einc [0-9]|cached|saved"
 echo "--- tune, the model's furthest bf16 steps $((SECONDS-T0))s"
 for c in "lki,kjl->ji 384x376x384,376x376x384" "kmli,ljm->kji 84x96x84x96,84x84x96" "kli,lj->kji 376x376x384,376x384" \
-         "bq,srqa->srba 84x96,84x84x96x96"; do
+         "bq,srqa->srba 84x96,84x84x96x96" "cr,srba->scba 84x96,84x96x84x96"; do
   set -- $c
-  EINC_CACHE_DIR=/tmp/tune-cache timeout 60 python3 -m einc tune "$1" --shapes "$2" --dtype bfloat16 --repeat 10 2>&1 | grep -v Warn | tail -14
+  timeout 75 python3 -m einc tune "$1" --shapes "$2" --dtype bfloat16 --repeat 10 2>&1 | grep -v Warn | tail -14
 done
 echo "--- the one choice the new skinny rates move on the H200 (1 of ~3100 random plans) $((SECONDS-T0))s"
 ROUNDS=4 timeout 60 python3 scripts/ab_modes.py env.EINC_SKINNY 1,0 float32 'dgc,dcf->gfd:d=4096,g=72,c=8,f=32' 2>&1 | grep -v Warn

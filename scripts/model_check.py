@@ -6,7 +6,6 @@ prediction for its plan (`einc explain`'s "predicted total"), and the error over
 Runs without a GPU. A result saved with its predictions (run_tccg24 records them) is read as
 it is; an older one is priced by today's model on the result's device (einc.report.model_rows).
 """
-import math
 import sys
 
 from einc.report import load, model_rows, model_summary

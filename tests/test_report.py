@@ -270,16 +270,19 @@ def test_markdown_states_the_cost_models_error_recorded_at_run_time():
 
 
 def test_model_rows_replan_a_result_saved_without_predictions():
-    """An older result (no predicted_s) is priced by today's model on its device: the plan
-    einc explain would show for the row's shapes, on the profile named for the device."""
+    """An older result (no predicted_s) is priced by today's model on its own card: planned and
+    priced as that device (its split factors and grids follow its 114 SMs, not this machine's)."""
     from einc import api
-    from einc.cost import predict_plan, profile_for
+    from einc.cost import as_device, predict_plan, profile_for
     from einc.report import model_rows
-    subs, sizes = "ki,jk->ji", {"i": 512, "j": 256, "k": 128}
+    subs, sizes = "kmli,ljm->kji", {"i": 96, "j": 84, "k": 84, "l": 84, "m": 96}
     row = _row("ccsd x", subs, 1.0, 1.0, 1e-3, 2e-3)
-    row["shapes"] = case_geometry(subs, sizes, 4)["shapes"]
-    result = {**synthetic_result(), "dtype": "float32", "device": "NVIDIA H100 80GB HBM3", "rows": [row]}
+    row["shapes"] = case_geometry(subs, sizes, 2)["shapes"]
+    result = {**synthetic_result(), "device": "NVIDIA H100 PCIe", "sm_count": 114, "rows": [row]}
     what, rows = model_rows(result)
-    plan = api.plan_for(subs, [tuple(s) for s in row["shapes"]], "float32", backend="cuda")
-    assert what == "H100 profile, today's model"
-    assert rows == [(row, 1e-3, predict_plan(plan, profile_for("NVIDIA H100 80GB HBM3", 132))[0])]
+    shapes = [tuple(x) for x in row["shapes"]]
+    with as_device("NVIDIA H100 PCIe", 114):
+        mine = predict_plan(api.plan_for(subs, shapes, "bfloat16", backend="cuda"), profile_for())[0]
+    here = predict_plan(api.plan_for(subs, shapes, "bfloat16", backend="cuda"), profile_for("NVIDIA H100 PCIe", 114))[0]
+    assert what == "H100 PCIe at 114 SMs profile, today's model"
+    assert rows == [(row, 1e-3, mine)] and mine != here  # (planned for 132 SMs, the price differs)

@@ -83,6 +83,8 @@ def test_h100_profiles_keep_the_h200s_rates_but_not_its_bandwidth():
     assert pcie.name == "H100 PCIe at 114 SMs" and pcie.bandwidth < sxm.bandwidth
     assert pcie.peak("mma/bf16") < cost.H200.peak("mma/bf16") * 114 / 132
     assert cost.profile_for("NVIDIA H200", 132) is cost.H200
+    assert cost.profile_for("NVIDIA H100 NVL", 132).name == "H100 NVL"
+    assert cost.profile_for("NVIDIA H200 NVL", 132) is cost.H200
 
 
 def test_skinny_kernels_stream_at_the_sms_rate_on_either_card():
@@ -96,5 +98,8 @@ def test_skinny_kernels_stream_at_the_sms_rate_on_either_card():
         t = [cost.predict_skinny(*args, [dt] * 2, "float32", p).memory for p in (h200, h100, small)]
         assert t[0] == t[1] == pytest.approx(120e6 / cost.SKINNY_RATE[fam] / 132)
         assert t[2] == pytest.approx(2 * t[0])
+        nvl = cost.profile_for("NVIDIA H100 NVL", 132)  # the H200's count at a lower clock
+        slow = cost.predict_skinny(*args, [dt] * 2, "float32", nvl).memory
+        assert slow == pytest.approx(t[0] * 1980 / 1785)
     fp64 = [cost.predict_skinny(*args, ["float64"] * 2, "float64", p).memory for p in (h200, h100)]
     assert fp64[1] / fp64[0] == pytest.approx(h200.bandwidth / h100.bandwidth)
