@@ -286,3 +286,62 @@ def test_model_rows_replan_a_result_saved_without_predictions():
     here = predict_plan(api.plan_for(subs, shapes, "bfloat16", backend="cuda"), profile_for("NVIDIA H100 PCIe", 114))[0]
     assert what == "H100 PCIe at 114 SMs profile, today's model"
     assert rows == [(row, 1e-3, mine)] and mine != here  # (planned for 132 SMs, the price differs)
+
+
+def test_tccg24_run_records_the_models_prediction_beside_each_measurement(monkeypatch, capsys):
+    """run_tccg24 with a fake torch (numpy arrays, a fixed clock): each row keeps the cost
+    model's time for its plan on the device's profile, the result names the profile, and the
+    run prints the model's error; a fault in the model leaves the measurements standing."""
+    import numpy as np
+    from einc import bench_cuda
+    from einc.cost import predict_plan, profile_for
+
+    cases = [("ccsd", "a", "ki,jk->ji", {"i": 6, "j": 5, "k": 4}, 0.0, []),
+             ("intensli", "b", "akb,jk->jba", {"a": 3, "b": 5, "j": 2, "k": 4}, 0.0, [])]
+    monkeypatch.setattr(bench_cuda, "load_tccg24", lambda: cases)
+    monkeypatch.setattr(bench_cuda, "device_info", lambda torch: {"device": "NVIDIA H100 80GB HBM3", "sm_count": 132,
+                                                                  "compute_capability": "9.0"})
+    monkeypatch.setattr(bench_cuda, "measure_rooflines", lambda *a: {"bandwidth_bytes_per_s": 3e12,
+                                                                     "peak_flops_per_s": 5e13, "peak_label": "x"})
+    monkeypatch.setattr(bench_cuda, "_events_interleaved", lambda torch, fns, repeat, inner: [(2e-6, [2e-6]), (1e-6, [1e-6])])
+
+    class T(np.ndarray):
+        def double(self): return self.astype(np.float64).view(T)
+        def abs(self): return np.abs(self)
+        def element_size(self): return self.itemsize
+
+    class FakeTorch:
+        class backends:
+            class cuda:
+                class matmul:
+                    allow_tf32 = True
+        float32 = np.float32
+        einsum = staticmethod(lambda subs, *ops: np.einsum(subs, *ops).view(T))
+        randn = staticmethod(lambda s, device=None, dtype=None: np.random.randn(*s).astype(dtype).view(T))
+        empty = staticmethod(lambda s, dtype=None: np.empty(s, dtype).view(T))
+        allclose = staticmethod(lambda a, b, rtol, atol: np.allclose(a, b, rtol=rtol, atol=atol))
+
+    monkeypatch.setitem(sys.modules, "torch", FakeTorch)
+    import einc
+    real = einc.einsum  # (einc's CPU result, as the fake tensor type)
+    monkeypatch.setattr(einc, "einsum", lambda subs, *ops: np.asarray(real(subs, *ops)).view(T))
+    plans = [einc.api.plan_for(subs, case_geometry(subs, z, 4)["shapes"], "float32", backend="cuda")
+             for _, _, subs, z, _, _ in cases]
+    saved = {}
+    import einc.report as report
+    real_summarize = report.summarize
+    monkeypatch.setattr(report, "summarize", lambda r: (saved.__setitem__("r", r), real_summarize(r))[1])
+    assert bench_cuda.run_tccg24(save=False, repeat=1) == 0
+    result = saved["r"]
+    assert result["cost_profile"] == profile_for().name
+    assert [r["predicted_s"] for r in result["rows"]] == [predict_plan(p, profile_for())[0] for p in plans]
+    assert "Cost model (" + profile_for().name + " profile, recorded at run time): measured / predicted" \
+        in capsys.readouterr().out
+
+    def broken(*a):
+        raise ZeroDivisionError("a fault in the model")
+    monkeypatch.setattr(bench_cuda, "predict_plan", broken)
+    assert bench_cuda.run_tccg24(save=False, repeat=1) == 0
+    out = capsys.readouterr().out
+    assert "(no prediction: ZeroDivisionError: a fault in the model)" in out
+    assert all(r["einc"]["median_s"] == 1e-6 and r["predicted_s"] is None for r in saved["r"]["rows"])
