@@ -2,9 +2,8 @@
 # Session 34, call a: today's tree on whatever card comes (an H200 is what the issue's figures
 # want): the skinny_mma GPU tests (bkac's ragged TMA edge shape has never run on a device), both
 # TCCG-24 suites (each row now records the cost model's prediction: the markdown's "Cost model"
-# line), the intensli section and the main bench; then `einc tune` on the bf16 steps the model is
-# furthest from (1.4-1.9x optimistic on the H100): does any candidate beat the model's choice?
-# Last, an A/B of skinny against the tiles on the one plan session 34's cost model changed.
+# line), the intensli section and the main bench; last, an A/B of skinny against the tiles on the
+# one plan session 34's cost model changed. `einc tune` on the model's furthest steps: 34b.
 set -u
 source scripts/device_env.sh
 T0=$SECONDS
@@ -23,12 +22,6 @@ echo "--- intensli $((SECONDS-T0))s"
 timeout 90 python3 -m einc bench --backend cuda --suite intensli 2>&1 | grep -v Warn | grep -E "^intensli|cost model|saved"
 echo "--- bench $((SECONDS-T0))s"
 timeout 170 python3 -m einc bench --backend cuda 2>&1 | grep -v Warn | grep -E "einc /|einc [0-9]|cached|saved"
-echo "--- tune, the model's furthest bf16 steps $((SECONDS-T0))s"
-for c in "lki,kjl->ji 384x376x384,376x376x384" "kmli,ljm->kji 84x96x84x96,84x84x96" "kli,lj->kji 376x376x384,376x384" \
-         "bq,srqa->srba 84x96,84x84x96x96" "cr,srba->scba 84x96,84x96x84x96"; do
-  set -- $c
-  timeout 75 python3 -m einc tune "$1" --shapes "$2" --dtype bfloat16 --repeat 10 2>&1 | grep -v Warn | tail -14
-done
 echo "--- the one choice the new skinny rates move on the H200 (1 of ~3100 random plans) $((SECONDS-T0))s"
 ROUNDS=4 timeout 60 python3 scripts/ab_modes.py env.EINC_SKINNY 1,0 float32 'dgc,dcf->gfd:d=4096,g=72,c=8,f=32' 2>&1 | grep -v Warn
 echo "done $((SECONDS-T0))s"
