@@ -481,9 +481,10 @@ def _emulable(k):
     return k.fallback if k.key[1] == "copy_tma" else k
 
 
-def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
+def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False, arch="sm_90"):
     """Run every step of plan ``p`` on the emulator (grid capped: the kernels grid-stride);
-    ``misalign``: inputs start one element past a 16-byte boundary."""
+    ``misalign``: inputs start one element past a 16-byte boundary; ``arch``: the kernels
+    emitted for that device (sm_80: no fp64 tensor-core fragments, which the emulator has not)."""
     bufs = {}
     for i, b in enumerate(p.buffers):
         if b.role == "input":
@@ -494,7 +495,7 @@ def emulate(p, arrays, max_grid=3, gett_tile=None, misalign=False):
     out.reshape(-1).view(np.uint8)[...] = 0x7B  # poison: every element must be written
     bufs[p.output] = out
     for step in p.steps:
-        k = _emulable(emit_step(p, step, gett_tile=gett_tile))
+        k = _emulable(emit_step(p, step, arch, gett_tile=gett_tile))
         lib = _emulated(k, 1 + len(step.operands) + bool(k.scratch))
         tables = [np.ascontiguousarray(t, dtype=np.int64) for t in k.tables]
         meta = ctypes.create_string_buffer(k.meta([t.ctypes.data for t in tables]), k.meta_size)
