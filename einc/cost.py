@@ -107,8 +107,13 @@ TILE_RATE = {"128x128x8": 1.0, "64x64x8": 0.6,
              # (session 21): 64x128x16d 2.57-2.60 (emit.big_tile's default where it applies, so the
              # model prices 128x128 steps at it), 128x64x16d 2.85 before the copies' fast path (its
              # tabled-K default: ccsd lki,kjl 1.02 ms against 64x128x16d's 1.05), 128x128x16d 2.83-2.89;
-             # cost.simt_tiles leaves them out of the ranking, `einc tune` measures all three
-             "128x128x16d": 1.07, "64x128x16d": 1.19, "128x64x16d": 1.1,
+             # cost.simt_tiles leaves them out of the ranking, `einc tune` measures all three. Those
+             # ratios put on the family's peak (session 1's 38 TFLOP/s) priced the fp32 GEMMs at
+             # 0.84-0.85 of what they take (H100, session 33: 4096^3 2.57 ms against 3.04, 8192^3
+             # 20.4 against 24.3; TCCG ki,jk 0.85), so session 34 scales all three by 1.18
+             # (SIMT 128x128x8 ran at 44.8 in session 9, not 38; the SIMT tiles' own rates are
+             # left as they were: they decide small steps against the loop kernels)
+             "128x128x16d": 1.26, "64x128x16d": 1.41, "128x64x16d": 1.3,
              # tensor cores, relative to the wgmma peaks above (8192^3 fp16, scripts/mma_tiles.py):
              # wgmma 256x128 / 128x256 / 128x128 ~526 / 508 / 485, mma.sync 128x128k128 261,
              # 128x128 235, 128x256 231, 64x64 179 TFLOP/s
