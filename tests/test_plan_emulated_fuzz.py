@@ -45,17 +45,20 @@ def gemm_like(draw):
     few elements against a large one (skinny), a small output over a long K (smallmn, split-K),
     ragged tiles, a short K under a large output (stream)."""
     labels = iter("abcdefghij")
-    ext = st.sampled_from([1, 3, 8, 17, 24, 33, 33, 64, 64, 130])
+    small = draw(st.integers(0, 3)) == 0  # a small output over K >= 65536 (smallmn's shape)
+    ext = st.sampled_from([1, 2, 3, 5, 8, 11] if small else [1, 3, 8, 17, 24, 33, 33, 64, 64, 130])
     group = lambda lo, hi: [(next(labels), draw(ext)) for _ in range(draw(st.integers(lo, hi)))]
-    batch, m, n, k = group(0, 1), group(1, 2), group(1, 2), group(1, 3)
+    batch, m, n, k = group(0, 0 if small else 1), group(1, 2), group(1, 2), group(1, 3)
     sizes = dict(batch + m + n + k)
-    if draw(st.booleans()):  # one long K mode (split-K, smallmn)
+    if small:
+        sizes[k[0][0]] = draw(st.sampled_from([65536, 70001, 131072]))
+    elif draw(st.booleans()):  # one long K mode (split-K)
         sizes[k[0][0]] = draw(st.sampled_from([256, 1024, 4100]))
     a = draw(st.permutations([l for l, _ in batch + m + k]))
     b = draw(st.permutations([l for l, _ in batch + k + n]))
     c = draw(st.permutations([l for l, _ in batch + m + n]))
     shapes = [tuple(sizes[l] for l in t) for t in (a, b)]
-    assume(max(int(np.prod(s)) for s in shapes + [tuple(sizes[l] for l in c)]) <= 1 << 20)
+    assume(max(int(np.prod(s)) for s in shapes + [tuple(sizes[l] for l in c)]) <= 1 << (22 if small else 20))
     dtype = draw(st.sampled_from(["float32", "float64", "int32", "int64"]))
     strategy = draw(st.sampled_from([None, "gett", "gett"]))  # (the model gives small steps to reduce)
     return f"{''.join(a)},{''.join(b)}->{''.join(c)}", shapes, dtype, strategy, draw(st.integers(0, 2 ** 32 - 1))
