@@ -91,10 +91,14 @@ H100 = replace(H200, name="H100", bandwidth=2.95e12)
 # Two H100s not lent here, from their data sheets (guess): the SXM's copy is 0.88 of its
 # sheet's 3.35 TB/s, taken for the others' sheets; their boost clocks (PCIe 1755, NVL 1785 MHz
 # against 1980) scale the peaks, and the PCIe card's 114 SMs are sized by profile_for
-H100_PCIE = replace(H200, name="H100 PCIe", bandwidth=0.88 * 2.0e12, clock=1755 / 1980,
-                    peaks=tuple((f, r * 1755 / 1980) for f, r in H200.peaks))
-H100_NVL = replace(H200, name="H100 NVL", bandwidth=0.88 * 3.9e12, clock=1785 / 1980,
-                   peaks=tuple((f, r * 1785 / 1980) for f, r in H200.peaks))
+def _clocked(name: str, bandwidth: float, mhz: float) -> DeviceProfile:
+    """The H200's profile at another boost clock (its peaks and skinny rates scaled) and HBM."""
+    c = mhz / 1980
+    return replace(H200, name=name, bandwidth=bandwidth, clock=c, peaks=tuple((f, r * c) for f, r in H200.peaks))
+
+
+H100_PCIE = _clocked("H100 PCIe", 0.88 * 2.0e12, 1755)
+H100_NVL = _clocked("H100 NVL", 0.88 * 3.9e12, 1785)
 # the first key found in the device's name wins: the longer names first
 PROFILES = {"H100 PCIe": H100_PCIE, "H100 NVL": H100_NVL, "H100": H100, "H200": H200}
 
@@ -507,8 +511,9 @@ def predict_skinny(M, N, K, batch, nbytes, in_dtypes, compute, profile=H200) -> 
 # and -004340) against a 2.95 TB/s copy, while session 22's H200 (4.2 TB/s copy) ran that day's
 # kernel at 1.4-1.8 in the suite, within 10% of the H100's suite rows of the next day; fp32
 # (skinny) at 2.0-2.2 on the H100 (1.4-2.3 a case in its suites, geometric means 1.8-2.0) and
-# 1.8-2.5 in the H200's suites of sessions 14-22. A cap on the memory side only: the fp32 kernel's FLOP rate (skinny/4) still
-# bounds the three-mode cases (akb: 143 us predicted, 119 measured; by bytes alone 115)
+# 1.8-2.5 in the H200's suites of sessions 14-22. A cap on the memory side only: the fp32
+# kernel's FLOP rate (skinny/4) still bounds the three-mode cases (akb: 143 us predicted, 119
+# measured; by bytes alone 115)
 SKINNY_RATE = {"skinny/mma": 1.75e12 / 132, "skinny/4": 2.1e12 / 132}
 
 # The tensor-core kernels on a GEMM whose N is small (TCCG intensli bf16, N = 24, H200):

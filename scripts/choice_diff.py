@@ -10,6 +10,7 @@ session 34).
 """
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -34,7 +35,7 @@ def random_cases(n, seed):
         ops = [b + m + k, b + k + n_, b + m + n_]
         for o in ops:
             rng.shuffle(o)
-        size = lambda o: eval("*".join(str(ext[l]) for l in o) or "1")
+        size = lambda o: math.prod(ext[l] for l in o)
         if max(size(o) for o in ops) <= 2 ** 28:
             out.append((f"{''.join(ops[0])},{''.join(ops[1])}->{''.join(ops[2])}",
                         [[ext[l] for l in ops[0]], [ext[l] for l in ops[1]]],

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from einc import api
-from einc.errors import EincError
 
 from oracle import assert_matches, summed_terms
 from test_cuda_codegen import emulate, make, needs_emulator
@@ -28,11 +27,8 @@ def test_emulated_cuda_plans_match_numpy(case):
     subscripts, shapes, dtypes, _, strategy, _ = case
     assume(all(d in RUNS for d in dtypes))
     ops = [o.copy(order="C") for o in case_operands(case)]  # (ascontiguousarray makes a 0-d array 1-d)
-    try:
-        p = api.plan_for(subscripts, [o.shape for o in ops], [o.dtype.name for o in ops], strategy=strategy,
-                         backend="cuda")
-    except EincError:
-        return  # refused for the CPU backend too (test_differential checks the message)
+    p = api.plan_for(subscripts, [o.shape for o in ops], [o.dtype.name for o in ops], strategy=strategy,
+                     backend="cuda")  # (a valid einsum the CUDA planner refuses is a failure too)
     got = emulate(p, ops, max_grid=2)
     terms = max(1, int(np.prod([max(1, n) for s in shapes for n in s])))
     assert_matches(got, subscripts, *ops, terms=terms)
